@@ -1,0 +1,1 @@
+//! DTOs: typed tool inputs and outputs.

@@ -1,0 +1,1 @@
+//! Test helpers of agboss-rs.
