@@ -1,1 +1,191 @@
 //! Chat models.
+//!
+//! This module holds everything the agent loop needs to talk to an LLM, independent of
+//! any provider:
+//!
+//! * the conversation types ([`Message`], [`ToolDefinition`], [`ToolCallRequest`],
+//!   [`ModelRequest`], [`ModelResponse`], [`ModelStreamEvent`]);
+//! * the [`ChatModel`] trait (native `async`, for implementors) and its dyn-compatible
+//!   twin [`DynChatModel`] (for storing models behind `Arc<dyn DynChatModel>`);
+//! * [`ModelError`], the typed error of every model call;
+//! * [`OpenAiCompatibleModel`], a client of OpenAI's Chat Completions wire format that
+//!   also speaks to compatible servers (vLLM, Ollama, LiteLLM, …).
+//!
+//! Tests use `agboss_testing::ScriptedModel`, a [`ChatModel`] that plays scripted turns.
+//!
+//! ```
+//! use agboss_core::model::{ChatModel, Message, ModelRequest, ModelResponse, ModelError};
+//!
+//! /// A model that always answers the same thing.
+//! struct Parrot;
+//!
+//! impl ChatModel for Parrot {
+//!     async fn complete(&self, _req: &ModelRequest) -> Result<ModelResponse, ModelError> {
+//!         Ok(ModelResponse::text("hello"))
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let req = ModelRequest::new([Message::user("hi")]);
+//! let resp = Parrot.complete(&req).await.unwrap();
+//! assert_eq!(resp.message.content.as_deref(), Some("hello"));
+//! # });
+//! ```
+
+mod error;
+mod openai;
+mod stream;
+mod types;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures::Stream;
+
+pub use error::ModelError;
+pub use openai::{
+    DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiCompatibleModel, OpenAiCompatibleModelBuilder,
+};
+pub use stream::{collect_stream, response_events, stream_from_response};
+pub use types::{
+    AssistantMessage, FinishReason, Message, ModelRequest, ModelResponse, ModelStreamEvent, Role,
+    ToolCallRequest, ToolChoice, ToolDefinition, Usage,
+};
+
+/// A stream of [`ModelStreamEvent`]s. A successful stream ends with
+/// [`ModelStreamEvent::Finished`]; an `Err` item ends it early.
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelStreamEvent, ModelError>> + Send>>;
+
+/// A boxed, `Send` future, as returned by [`DynChatModel`].
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A chat model shared behind dynamic dispatch, as the runtime stores it.
+pub type SharedChatModel = Arc<dyn DynChatModel>;
+
+/// A chat model: takes a conversation and answers with text and/or tool calls.
+///
+/// Implement it with plain `async fn`s. The runtime stores models as
+/// [`SharedChatModel`] (`Arc<dyn DynChatModel>`); every `ChatModel` is a
+/// [`DynChatModel`] through a blanket impl, and `Arc<dyn DynChatModel>` is a
+/// `ChatModel` again.
+pub trait ChatModel: Send + Sync {
+    /// Runs one model call and returns the whole answer.
+    fn complete(
+        &self,
+        req: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
+
+    /// Runs one model call and streams the answer.
+    ///
+    /// The default implementation awaits [`complete`](Self::complete) and replays the
+    /// response as events (see [`stream_from_response`]).
+    fn stream(
+        &self,
+        req: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
+        async move {
+            let response = self.complete(req).await?;
+            Ok(stream_from_response(response, 0))
+        }
+    }
+}
+
+/// The dyn-compatible twin of [`ChatModel`], with boxed futures.
+///
+/// Do not implement it directly: implement [`ChatModel`] and get this one for free.
+pub trait DynChatModel: Send + Sync {
+    /// Boxed [`ChatModel::complete`].
+    fn complete_boxed<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+
+    /// Boxed [`ChatModel::stream`].
+    fn stream_boxed<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelStream, ModelError>>;
+}
+
+impl<M: ChatModel> DynChatModel for M {
+    fn complete_boxed<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(self.complete(req))
+    }
+
+    fn stream_boxed<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelStream, ModelError>> {
+        Box::pin(self.stream(req))
+    }
+}
+
+impl ChatModel for Arc<dyn DynChatModel> {
+    fn complete(
+        &self,
+        req: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        // An `async` block ties the boxed future to both borrowed lifetimes.
+        async move { (**self).complete_boxed(req).await }
+    }
+
+    fn stream(
+        &self,
+        req: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
+        async move { (**self).stream_boxed(req).await }
+    }
+}
+
+impl ChatModel for Box<dyn DynChatModel> {
+    fn complete(
+        &self,
+        req: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        // An `async` block ties the boxed future to both borrowed lifetimes.
+        async move { (**self).complete_boxed(req).await }
+    }
+
+    fn stream(
+        &self,
+        req: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
+        async move { (**self).stream_boxed(req).await }
+    }
+}
+
+impl<M: ChatModel> ChatModel for Arc<M> {
+    fn complete(
+        &self,
+        req: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        (**self).complete(req)
+    }
+
+    fn stream(
+        &self,
+        req: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
+        (**self).stream(req)
+    }
+}
+
+impl<M: ChatModel> ChatModel for &M {
+    fn complete(
+        &self,
+        req: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        (**self).complete(req)
+    }
+
+    fn stream(
+        &self,
+        req: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
+        (**self).stream(req)
+    }
+}
