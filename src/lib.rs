@@ -1,1 +1,3 @@
-//! End-to-end tests (`tests/`) and examples (`examples/`) of agboss-rs; no library code.
+//! Domain code shared by the examples (`examples/`) and the end-to-end tests (`tests/`) of
+//! agboss-rs. Each module is a small application written the way a user would write it.
+pub mod tenant_order;

@@ -2,3 +2,32 @@
 pub use inventory;
 pub use serde;
 pub use serde_json;
+
+pub use crate::di::{
+    Services, DepKind, DepMeta, DiError, Inject, Injectable, InjectableMeta, Resolver, any_context,
+};
+pub use crate::dto::Dto;
+pub use crate::interceptor::probe::{
+    HasHandler, No, Probe, ViaAfter, ViaBefore, ViaNoAfter, ViaNoBefore, Yes, require_handler,
+};
+pub use crate::interceptor::{
+    ErasedInterceptor, InterceptorMeta, ToolInterceptor, TypedInterceptor,
+};
+pub use crate::pipeline::erased_tool;
+pub use crate::registry::Registration;
+pub use crate::tool::{Tool, ToolHandler, ToolMeta};
+
+use std::any::Any;
+pub use std::sync::Arc;
+
+/// Erases a service constructor for `InjectableMeta::construct`.
+pub fn erase_service<S: Send + Sync + 'static>(
+    service: Result<S, DiError>,
+) -> Result<Arc<dyn Any + Send + Sync>, DiError> {
+    service.map(|s| Arc::new(s) as Arc<dyn Any + Send + Sync>)
+}
+
+/// Compile-time check that `T: ToolInterceptor` (for `tool_interceptors = [...]`).
+pub const fn interceptor_meta<T: ToolInterceptor>() -> &'static InterceptorMeta {
+    T::META
+}

@@ -1,10 +1,42 @@
-//! Macros of agboss-rs. Use them through `agboss_core` (it re-exports every one).
+//! Macros of agboss-rs. Use them through `agboss_core` (it re-exports every one); generated code
+//! names the runtime through `::agboss_core::__private` only.
+//!
+//! Each macro lives in its own module that parses its arguments into a typed model, validates
+//! it (accumulating every error of the item, each naming its rule code), then expands. The rules
+//! shared by every kind of component (kebab-case names, kind suffixes, descriptions) live in
+//! `rules`.
 use proc_macro::TokenStream;
 
+mod args;
+mod component;
+mod deps;
+mod diag;
 mod dto;
+mod injectable;
+mod interceptor;
+mod rules;
+mod tool;
 
 /// Derives `agboss_core::dto::Dto`: serde with camelCase wire names, a JSON Schema and validation.
 #[proc_macro_derive(Dto, attributes(text, integer, number, boolean, nested))]
 pub fn derive_dto(input: TokenStream) -> TokenStream {
     dto::expand(input.into()).into()
+}
+
+/// Declares a tool. See `agboss_core::tool` for the options.
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    tool::expand(attr.into(), item.into()).into()
+}
+
+/// Declares a tool interceptor. See `agboss_core::interceptor` for the options.
+#[proc_macro_attribute]
+pub fn tool_interceptor(attr: TokenStream, item: TokenStream) -> TokenStream {
+    interceptor::expand(attr.into(), item.into()).into()
+}
+
+/// Declares an injectable, app-wide service.
+#[proc_macro_attribute]
+pub fn injectable(attr: TokenStream, item: TokenStream) -> TokenStream {
+    injectable::expand(attr.into(), item.into()).into()
 }

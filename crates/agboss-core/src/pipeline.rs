@@ -1,0 +1,467 @@
+//! The guarded pipeline every tool call runs through, whatever calls it:
+//!
+//! input DTO validation → `before_tool_call`s outer→inner → `run` → `after_tool_call`s
+//! inner→outer → output DTO re-validation → `max_result_size` truncation (text results).
+//!
+//! Fail closed: an interceptor that errors or panics stops the call; the tool does not run
+//! (or its output is discarded when an after-hook fails).
+use std::any::Any;
+use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+
+use crate::cascade::Chain;
+use crate::di::{CallId, DiError, ExecutionContext, Resolver, Services, TenantContext};
+use crate::dto::Dto;
+use crate::error::{BlockKind, ToolBlockedError, ToolCallError};
+use crate::interceptor::{
+    ErasedInterceptor, HookError, InputHolder, ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolOutput,
+};
+use crate::tool::{Tool, ToolMeta};
+
+/// The per-call inputs of the pipeline besides the tool input.
+#[doc(hidden)]
+pub struct CallEnv<'a> {
+    pub services: &'a Services,
+    pub tenant: Option<&'a TenantContext>,
+    pub call_id: CallId,
+}
+
+/// How a call that did not fail ended.
+#[derive(Debug)]
+pub enum Outcome<O> {
+    /// The tool ran; its (transformed, re-validated) output.
+    Ran(O),
+    /// An interceptor replied to the model; the tool did not run.
+    ReplyToModel {
+        /// The message for the model.
+        message: String,
+        /// The interceptor that replied.
+        interceptor: &'static str,
+    },
+}
+
+/// A tool instance holder: shared when the tool has no per-invocation deps.
+pub(crate) struct ToolSlot<T> {
+    shared: Option<T>,
+}
+
+impl<T: Tool> ToolSlot<T> {
+    pub(crate) fn build(services: &Services) -> Result<Self, DiError> {
+        let shared = if crate::di::any_context(T::META.deps) {
+            None
+        } else {
+            Some(T::construct(&Resolver::for_services(services))?)
+        };
+        Ok(Self { shared })
+    }
+}
+
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}
+
+/// Runs one call of `T` through its chain, on an already validated input.
+pub(crate) async fn run_typed<T: Tool>(
+    slot: &ToolSlot<T>,
+    chain: &Chain,
+    env: CallEnv<'_>,
+    input: T::Input,
+    raw: Option<&str>,
+) -> Result<Outcome<T::Output>, ToolCallError> {
+    let meta = T::META;
+    match meta.timeout_ms {
+        None => run_inner(slot, chain, env, input, raw).await,
+        Some(ms) => {
+            match tokio::time::timeout(
+                std::time::Duration::from_millis(ms),
+                run_inner(slot, chain, env, input, raw),
+            )
+            .await
+            {
+                Ok(result) => result,
+                Err(_) => Err(ToolCallError::Timeout {
+                    tool_name: meta.name.to_string(),
+                    timeout_ms: ms,
+                }),
+            }
+        }
+    }
+}
+
+async fn run_inner<T: Tool>(
+    slot: &ToolSlot<T>,
+    chain: &Chain,
+    env: CallEnv<'_>,
+    input: T::Input,
+    raw: Option<&str>,
+) -> Result<Outcome<T::Output>, ToolCallError> {
+    let meta: &'static ToolMeta = T::META;
+    let execution = ExecutionContext::new(env.call_id, meta.name, chain.path.clone());
+    let resolver = Resolver::for_call(env.services, env.tenant, &execution);
+
+    // Fast path: no interceptor at all.
+    if chain.before.is_empty() && chain.after.is_empty() {
+        let output = run_tool(slot, &resolver, meta, input).await?;
+        return revalidate::<T>(meta, output).map(Outcome::Ran);
+    }
+
+    let holder = InputHolder::new(&input, raw);
+    let call = ToolCallContext {
+        tool: meta,
+        input: &holder,
+        execution: &execution,
+    };
+
+    for link in chain.before.iter() {
+        match before_one(&**link, &resolver, &call).await? {
+            ToolCallDecision::Allow => {}
+            ToolCallDecision::ReplyToModel { message } => {
+                return Ok(Outcome::ReplyToModel {
+                    message,
+                    interceptor: link.meta().name,
+                });
+            }
+            ToolCallDecision::Block { reason } => {
+                return Err(ToolCallError::Blocked(ToolBlockedError {
+                    tool_name: meta.name.to_string(),
+                    call_id: execution.call_id().to_string(),
+                    interceptor: link.meta().name,
+                    kind: BlockKind::Block { reason },
+                }));
+            }
+        }
+    }
+
+    // The input is still needed by the after-hooks, so the tool gets a clone only when there are
+    // after-hooks; otherwise it is moved.
+    let output = if chain.after.is_empty() {
+        drop(call);
+        drop(holder);
+        let output = run_tool(slot, &resolver, meta, input).await?;
+        return revalidate::<T>(meta, output).map(Outcome::Ran);
+    } else {
+        run_tool(slot, &resolver, meta, input.clone()).await?
+    };
+
+    let mut output = ToolOutput::from(output);
+    for link in chain.after.iter() {
+        let result_call = ToolCallResultContext {
+            call: ToolCallContext {
+                tool: meta,
+                input: &holder,
+                execution: &execution,
+            },
+            output,
+        };
+        output = after_one(&**link, &resolver, result_call).await?;
+    }
+    let typed = output
+        .into_typed::<T::Output>()
+        .map_err(|source| ToolCallError::InvalidOutput {
+            tool_name: meta.name.to_string(),
+            source,
+        })?;
+    revalidate::<T>(meta, typed).map(Outcome::Ran)
+}
+
+/// Runs one interceptor's `before_tool_call`, failing closed on an error or a panic.
+pub(crate) async fn before_one(
+    link: &dyn ErasedInterceptor,
+    resolver: &Resolver<'_>,
+    call: &ToolCallContext<'_>,
+) -> Result<ToolCallDecision, ToolCallError> {
+    let name = link.meta().name;
+    let result = AssertUnwindSafe(link.before(resolver, call))
+        .catch_unwind()
+        .await;
+    match result {
+        Ok(Ok(decision)) => {
+            if !decision.is_allow() {
+                tracing::debug!(tool = call.tool.name, interceptor = name, ?decision, "tool call stopped");
+            }
+            Ok(decision)
+        }
+        Ok(Err(err)) => Err(hook_error(call.tool, name, err)),
+        Err(payload) => Err(ToolCallError::InterceptorPanicked {
+            tool_name: call.tool.name.to_string(),
+            interceptor: name,
+            message: panic_message(&*payload),
+        }),
+    }
+}
+
+/// Runs one interceptor's `after_tool_call`, failing closed on an error or a panic.
+pub(crate) async fn after_one(
+    link: &dyn ErasedInterceptor,
+    resolver: &Resolver<'_>,
+    call: ToolCallResultContext<'_>,
+) -> Result<ToolOutput, ToolCallError> {
+    let name = link.meta().name;
+    let tool = call.call.tool;
+    let result = AssertUnwindSafe(link.after(resolver, call))
+        .catch_unwind()
+        .await;
+    match result {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(err)) => Err(hook_error(tool, name, err)),
+        Err(payload) => Err(ToolCallError::InterceptorPanicked {
+            tool_name: tool.name.to_string(),
+            interceptor: name,
+            message: panic_message(&*payload),
+        }),
+    }
+}
+
+fn hook_error(meta: &ToolMeta, interceptor: &'static str, err: HookError) -> ToolCallError {
+    match err {
+        HookError::Failed(error) => ToolCallError::InterceptorFailed {
+            tool_name: meta.name.to_string(),
+            interceptor,
+            error,
+        },
+        HookError::Dependency(source) => ToolCallError::Dependency {
+            tool_name: meta.name.to_string(),
+            component: interceptor,
+            source,
+        },
+    }
+}
+
+async fn run_tool<T: Tool>(
+    slot: &ToolSlot<T>,
+    resolver: &Resolver<'_>,
+    meta: &'static ToolMeta,
+    input: T::Input,
+) -> Result<T::Output, ToolCallError> {
+    let result = match &slot.shared {
+        Some(tool) => AssertUnwindSafe(tool.run(input)).catch_unwind().await,
+        None => {
+            let tool = T::construct(resolver).map_err(|source| ToolCallError::Dependency {
+                tool_name: meta.name.to_string(),
+                component: meta.type_name,
+                source,
+            })?;
+            AssertUnwindSafe(tool.run(input)).catch_unwind().await
+        }
+    };
+    match result {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(error)) => Err(ToolCallError::ToolFailed {
+            tool_name: meta.name.to_string(),
+            error,
+        }),
+        Err(payload) => Err(ToolCallError::ToolPanicked {
+            tool_name: meta.name.to_string(),
+            message: panic_message(&*payload),
+        }),
+    }
+}
+
+fn revalidate<T: Tool>(meta: &ToolMeta, output: T::Output) -> Result<T::Output, ToolCallError> {
+    match output.validate() {
+        Ok(()) => Ok(output),
+        Err(source) => Err(ToolCallError::InvalidOutput {
+            tool_name: meta.name.to_string(),
+            source,
+        }),
+    }
+}
+
+/// The marker appended to a truncated result.
+pub const TRUNCATION_MARKER: &str = "…[truncated by agboss: result exceeded max_result_size]";
+
+/// Cuts `text` to at most `max` bytes, on a UTF-8 boundary, ending with [`TRUNCATION_MARKER`].
+/// Returns whether it cut.
+pub fn truncate_result(text: &mut String, max: Option<usize>) -> bool {
+    let Some(max) = max else { return false };
+    if text.len() <= max {
+        return false;
+    }
+    let keep = max.saturating_sub(TRUNCATION_MARKER.len());
+    let mut cut = keep.min(text.len());
+    while cut > 0 && !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    if max >= TRUNCATION_MARKER.len() {
+        text.push_str(TRUNCATION_MARKER);
+    }
+    true
+}
+
+/// A call's result as text, as a model would see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsonOutcome {
+    /// The tool ran: its serialized output (truncated to `max_result_size`).
+    Ran {
+        /// The serialized output.
+        text: String,
+        /// Whether it was truncated.
+        truncated: bool,
+    },
+    /// An interceptor replied to the model; the tool did not run.
+    ReplyToModel {
+        /// The message for the model.
+        message: String,
+        /// The interceptor that replied.
+        interceptor: &'static str,
+    },
+}
+
+/// A built tool, behind `dyn`, callable with JSON text.
+#[doc(hidden)]
+pub trait ErasedToolSlot: Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn call_json<'a>(
+        &'a self,
+        chain: &'a Chain,
+        env: CallEnv<'a>,
+        args: &'a str,
+    ) -> BoxFuture<'a, Result<JsonOutcome, ToolCallError>>;
+}
+
+impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn call_json<'a>(
+        &'a self,
+        chain: &'a Chain,
+        env: CallEnv<'a>,
+        args: &'a str,
+    ) -> BoxFuture<'a, Result<JsonOutcome, ToolCallError>> {
+        Box::pin(async move {
+            let meta = T::META;
+            let input = <T::Input as Dto>::from_json_str(args).map_err(|source| {
+                ToolCallError::InvalidInput {
+                    tool_name: meta.name.to_string(),
+                    source,
+                }
+            })?;
+            match run_typed(self, chain, env, input, Some(args)).await? {
+                Outcome::Ran(output) => {
+                    let mut text =
+                        serde_json::to_string(&output).map_err(|e| ToolCallError::Serialize {
+                            tool_name: meta.name.to_string(),
+                            message: e.to_string(),
+                        })?;
+                    let truncated = truncate_result(&mut text, meta.max_result_size);
+                    Ok(JsonOutcome::Ran { text, truncated })
+                }
+                Outcome::ReplyToModel {
+                    message,
+                    interceptor,
+                } => Ok(JsonOutcome::ReplyToModel {
+                    message,
+                    interceptor,
+                }),
+            }
+        })
+    }
+}
+
+/// Builds tool slots of one tool type.
+#[doc(hidden)]
+pub trait ErasedToolType: Send + Sync {
+    fn build_slot(&self, services: &Services) -> Result<Arc<dyn ErasedToolSlot>, DiError>;
+}
+
+#[doc(hidden)]
+pub struct ToolType<T>(PhantomData<fn() -> T>);
+
+impl<T: Tool> ErasedToolType for ToolType<T> {
+    fn build_slot(&self, services: &Services) -> Result<Arc<dyn ErasedToolSlot>, DiError> {
+        Ok(Arc::new(ToolSlot::<T>::build(services)?))
+    }
+}
+
+/// The erased builder of a tool type (referenced from `ToolMeta::erased`).
+#[doc(hidden)]
+pub fn erased_tool<T: Tool>() -> &'static dyn ErasedToolType {
+    const { &ToolType::<T>(PhantomData) }
+}
+
+/// Runs single hooks outside a chain, exactly as the pipeline does: the engine behind
+/// `agboss_testing::test_tool_interceptor`.
+#[doc(hidden)]
+pub mod harness {
+    use super::*;
+
+    /// Runs `before_tool_call` of one interceptor for a call of tool `T` on a JSON input (validated
+    /// against `T::Input` first, as in the pipeline).
+    pub async fn before<T: Tool>(
+        link: &dyn ErasedInterceptor,
+        services: &Services,
+        tenant: Option<&TenantContext>,
+        input: &serde_json::Value,
+    ) -> Result<ToolCallDecision, ToolCallError> {
+        let typed = crate::cascade::decode_input::<T>(input)?;
+        let execution = ExecutionContext::new(CallId::generate(), T::META.name, Arc::from([]));
+        let resolver = Resolver::for_call(services, tenant, &execution);
+        let raw = input.to_string();
+        let holder = InputHolder::new(&typed, Some(&raw));
+        let call = ToolCallContext {
+            tool: T::META,
+            input: &holder,
+            execution: &execution,
+        };
+        before_one(link, &resolver, &call).await
+    }
+
+    /// Runs `after_tool_call` of one interceptor on `output`, then re-validates the result against
+    /// `T::Output`, as in the pipeline.
+    pub async fn after<T: Tool>(
+        link: &dyn ErasedInterceptor,
+        services: &Services,
+        tenant: Option<&TenantContext>,
+        input: &serde_json::Value,
+        output: ToolOutput,
+    ) -> Result<T::Output, ToolCallError> {
+        let typed = crate::cascade::decode_input::<T>(input)?;
+        let execution = ExecutionContext::new(CallId::generate(), T::META.name, Arc::from([]));
+        let resolver = Resolver::for_call(services, tenant, &execution);
+        let raw = input.to_string();
+        let holder = InputHolder::new(&typed, Some(&raw));
+        let call = ToolCallResultContext {
+            call: ToolCallContext {
+                tool: T::META,
+                input: &holder,
+                execution: &execution,
+            },
+            output,
+        };
+        let out = after_one(link, &resolver, call).await?;
+        let typed = out
+            .into_typed::<T::Output>()
+            .map_err(|source| ToolCallError::InvalidOutput {
+                tool_name: T::META.name.to_string(),
+                source,
+            })?;
+        revalidate::<T>(T::META, typed)
+    }
+}
+
+#[doc(hidden)]
+pub mod harness_build {
+    use super::*;
+    use crate::error::BuildError;
+    use crate::interceptor::InterceptorMeta;
+
+    /// Builds one interceptor (and the services it needs) as an app would.
+    pub fn interceptor(
+        meta: &'static InterceptorMeta,
+        services: &mut Services,
+    ) -> Result<Arc<dyn ErasedInterceptor>, BuildError> {
+        crate::cascade::InterceptorPool::default().get(meta, services)
+    }
+}

@@ -1,0 +1,91 @@
+//! Tools: the [`ToolHandler`] a user implements and the [`Tool`] registration `#[tool]` generates.
+use std::any::TypeId;
+use std::fmt;
+use std::future::Future;
+
+use serde_json::Value;
+
+use crate::di::{DepMeta, DiError, Resolver};
+use crate::dto::Dto;
+use crate::error::ToolError;
+use crate::interceptor::InterceptorMeta;
+
+/// The body of a tool: `run(input) -> output`. Write it with `async fn`.
+///
+/// ```
+/// use agboss_core::{tool, ToolError, ToolHandler};
+/// use agboss_core::dto::Dto;
+///
+/// #[derive(Dto, Debug, Clone, PartialEq)]
+/// pub struct EchoInputDto {
+///     #[text(prompt = "Text to echo")]
+///     pub text: String,
+/// }
+///
+/// #[tool(name = "echo-tool", description = "Echoes its input", input = EchoInputDto, output = EchoInputDto)]
+/// pub struct EchoTool;
+///
+/// impl ToolHandler<EchoInputDto, EchoInputDto> for EchoTool {
+///     async fn run(&self, input: EchoInputDto) -> Result<EchoInputDto, ToolError> {
+///         Ok(input)
+///     }
+/// }
+/// ```
+pub trait ToolHandler<I, O>: Send + Sync {
+    /// Runs the tool on a validated input.
+    fn run(&self, input: I) -> impl Future<Output = Result<O, ToolError>> + Send;
+}
+
+/// Registration data of a `#[tool]`.
+pub struct ToolMeta {
+    /// Unique kebab-case name ending in `-tool`.
+    pub name: &'static str,
+    /// What the tool does (the model reads it).
+    pub description: &'static str,
+    /// The struct's type name.
+    pub type_name: &'static str,
+    /// The struct's `TypeId`.
+    pub type_id: fn() -> TypeId,
+    /// The input DTO's JSON Schema.
+    pub input_schema: fn() -> Value,
+    /// The output DTO's JSON Schema.
+    pub output_schema: fn() -> Value,
+    /// Upper bound, in bytes, of the serialized result the model sees.
+    pub max_result_size: Option<usize>,
+    /// Time limit of one call (interceptors and run), in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Interceptors attached at the tool.
+    pub tool_interceptors: &'static [&'static InterceptorMeta],
+    /// Inherited interceptors removed at the tool.
+    pub exclude_tool_interceptors: &'static [&'static InterceptorMeta],
+    /// The tool's dependencies.
+    pub deps: &'static [DepMeta],
+    #[doc(hidden)]
+    pub erased: fn() -> &'static dyn crate::pipeline::ErasedToolType,
+}
+
+impl fmt::Debug for ToolMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolMeta")
+            .field("name", &self.name)
+            .field("type_name", &self.type_name)
+            .finish()
+    }
+}
+
+/// Implemented by `#[tool]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool [tool.not-a-tool]",
+    label = "expected a `#[tool]` struct",
+    note = "only structs annotated with `#[tool(...)]` can be used here"
+)]
+pub trait Tool: ToolHandler<Self::Input, Self::Output> + Sized + Send + Sync + 'static {
+    /// The input DTO (`Clone`, so that after-hooks can still read the input the tool consumed).
+    type Input: Dto + Clone;
+    /// The output DTO.
+    type Output: Dto;
+    /// Registration data.
+    const META: &'static ToolMeta;
+    /// Builds the tool from its dependencies.
+    fn construct(resolver: &Resolver<'_>) -> Result<Self, DiError>;
+}

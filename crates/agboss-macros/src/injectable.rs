@@ -1,0 +1,85 @@
+//! `#[injectable]`, `#[injectable(deps = [...])]`, `#[injectable(provided)]`.
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::args::{Args, Shape, key};
+use crate::component::{finish, parse_struct};
+use crate::deps::Deps;
+use crate::diag::Errors;
+use crate::rules::Kind;
+
+const INJECTABLE: Kind = Kind {
+    label: "injectable service",
+    attr: "injectable",
+    name_suffix: "",
+    type_suffix: "",
+};
+
+const KEYS: &[crate::args::KeySpec] = &[
+    key("deps", Shape::PathList, false),
+    key("provided", Shape::Flag, false),
+];
+
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let item = match parse_struct(INJECTABLE, item, &mut errors) {
+        Ok(item) => item,
+        Err(out) => return out,
+    };
+    let args = Args::parse("injectable", attr, KEYS, &mut errors);
+    let provided = args.flag("provided");
+    if provided && !args.paths("deps").is_empty() {
+        errors.push(syn::Error::new(
+            args.paths_span("deps").unwrap_or_else(proc_macro2::Span::call_site),
+            "[injectable.provided-deps] a `provided` service is handed to the app ready-made, so it takes no `deps`; remove one of them",
+        ));
+    }
+    let deps = if provided {
+        None
+    } else {
+        Some(Deps::check(&item, args.paths("deps"), &mut errors))
+    };
+
+    finish(&item, errors, || {
+        let ident = &item.ident;
+        let type_name = ident.to_string();
+        let p = quote!(::agboss_core::__private);
+        let (dep_metas, construct) = match &deps {
+            None => (quote!(&[]), quote!(::core::option::Option::None)),
+            Some(deps) => {
+                let metas = deps.dep_metas();
+                let construct = deps.construct();
+                (
+                    metas,
+                    quote!(::core::option::Option::Some({
+                        fn __agboss_construct(
+                            resolver: &#p::Resolver<'_>,
+                        ) -> ::core::result::Result<
+                            #p::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>,
+                            #p::DiError,
+                        > {
+                            let _ = resolver;
+                            #p::erase_service::<#ident>((|| ::core::result::Result::Ok(#construct))())
+                        }
+                        __agboss_construct
+                    })),
+                )
+            }
+        };
+        quote! {
+            const _: () = {
+                impl #p::Injectable for #ident {
+                    const META: &'static #p::InjectableMeta = &#p::InjectableMeta {
+                        type_name: #type_name,
+                        type_id: ::core::any::TypeId::of::<#ident>,
+                        deps: #dep_metas,
+                        construct: #construct,
+                    };
+                }
+                #p::inventory::submit! {
+                    #p::Registration::Injectable(<#ident as #p::Injectable>::META)
+                }
+            };
+        }
+    })
+}

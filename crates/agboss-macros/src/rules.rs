@@ -1,0 +1,149 @@
+//! The naming rules shared by every component macro, in one place:
+//! `[name.kebab-case]`, `[name.kind-suffix]` and `[description.empty]`.
+use syn::{Ident, LitStr};
+
+use crate::diag::Errors;
+
+/// A kind of component and its naming convention.
+#[derive(Clone, Copy)]
+pub struct Kind {
+    /// As written in messages: `tool`, `tool interceptor`...
+    pub label: &'static str,
+    /// The attribute: `tool`, `tool_interceptor`...
+    pub attr: &'static str,
+    /// Required suffix of the registered name: `-tool`.
+    pub name_suffix: &'static str,
+    /// Required suffix of the struct: `Tool`.
+    pub type_suffix: &'static str,
+}
+
+pub const TOOL: Kind = Kind {
+    label: "tool",
+    attr: "tool",
+    name_suffix: "-tool",
+    type_suffix: "Tool",
+};
+pub const TOOL_INTERCEPTOR: Kind = Kind {
+    label: "tool interceptor",
+    attr: "tool_interceptor",
+    name_suffix: "-tool-interceptor",
+    type_suffix: "ToolInterceptor",
+};
+
+/// True for `lower-kebab-case`: lowercase ASCII letters and digits in dash-separated words,
+/// starting with a letter.
+pub fn is_kebab_case(name: &str) -> bool {
+    !name.is_empty()
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.split('-').all(|word| {
+            !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+}
+
+/// Suggests a kebab-case name for `name`.
+fn kebab_suggestion(name: &str, kind: Kind) -> String {
+    let mut out = String::new();
+    let mut prev_dash = true;
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 && !prev_dash {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+            prev_dash = false;
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+            prev_dash = false;
+        } else if !prev_dash {
+            out.push('-');
+            prev_dash = true;
+        }
+    }
+    let mut out = out.trim_matches('-').to_string();
+    if !out.ends_with(kind.name_suffix) {
+        out.push_str(kind.name_suffix);
+    }
+    out
+}
+
+/// Checks the registered name and the struct name of a component.
+pub fn check_names(kind: Kind, name: Option<&LitStr>, ident: &Ident, errors: &mut Errors) {
+    if let Some(name) = name {
+        let value = name.value();
+        if !is_kebab_case(&value) {
+            errors.push(syn::Error::new(
+                name.span(),
+                format!(
+                    "[name.kebab-case] {} name `{value}` must be lower kebab-case (lowercase letters and digits between dashes), e.g. `{}`",
+                    kind.label,
+                    kebab_suggestion(&value, kind)
+                ),
+            ));
+        } else if !value.ends_with(kind.name_suffix) || value == &kind.name_suffix[1..] {
+            errors.push(syn::Error::new(
+                name.span(),
+                format!(
+                    "[name.kind-suffix] {} name `{value}` must end with `{}`, e.g. `{}`",
+                    kind.label,
+                    kind.name_suffix,
+                    kebab_suggestion(&value, kind)
+                ),
+            ));
+        }
+    }
+    let type_name = ident.to_string();
+    if !type_name.ends_with(kind.type_suffix) || type_name == kind.type_suffix {
+        errors.push(syn::Error::new(
+            ident.span(),
+            format!(
+                "[name.kind-suffix] a `#[{}]` struct's name must end with `{}`: rename `{type_name}` to e.g. `{type_name}{}`",
+                kind.attr, kind.type_suffix, kind.type_suffix
+            ),
+        ));
+    }
+}
+
+/// Checks that a description is not empty.
+pub fn check_description(kind: Kind, description: Option<&LitStr>, errors: &mut Errors) {
+    if let Some(d) = description {
+        if d.value().trim().is_empty() {
+            errors.push(syn::Error::new(
+                d.span(),
+                format!(
+                    "[description.empty] a {} needs a non-empty description of its responsibility",
+                    kind.label
+                ),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kebab_case() {
+        assert!(is_kebab_case("get-order-tool"));
+        assert!(is_kebab_case("v2-tool"));
+        assert!(!is_kebab_case("GetOrder-tool"));
+        assert!(!is_kebab_case("get_order_tool"));
+        assert!(!is_kebab_case("get--order"));
+        assert!(!is_kebab_case("-get"));
+        assert!(!is_kebab_case("2-get"));
+        assert!(!is_kebab_case(""));
+    }
+
+    #[test]
+    fn suggestion() {
+        assert_eq!(kebab_suggestion("GetOrder", TOOL), "get-order-tool");
+        assert_eq!(kebab_suggestion("get_order_tool", TOOL), "get-order-tool");
+        assert_eq!(
+            kebab_suggestion("tenant", TOOL_INTERCEPTOR),
+            "tenant-tool-interceptor"
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! `#[tool(name, description, input, output, max_result_size, timeout_ms, tool_interceptors,
+//! exclude_tool_interceptors, deps)]`.
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::args::{Args, Shape, key};
+use crate::component::{finish, interceptor_list, parse_struct};
+use crate::deps::Deps;
+use crate::diag::Errors;
+use crate::rules::{TOOL, check_description, check_names};
+
+const KEYS: &[crate::args::KeySpec] = &[
+    key("name", Shape::Str, true),
+    key("description", Shape::Str, true),
+    key("input", Shape::Path, true),
+    key("output", Shape::Path, true),
+    key("max_result_size", Shape::Int, false),
+    key("timeout_ms", Shape::Int, false),
+    key("tool_interceptors", Shape::PathList, false),
+    key("exclude_tool_interceptors", Shape::PathList, false),
+    key("deps", Shape::PathList, false),
+];
+
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let item = match parse_struct(TOOL, item, &mut errors) {
+        Ok(item) => item,
+        Err(out) => return out,
+    };
+    let args = Args::parse("tool", attr, KEYS, &mut errors);
+    check_names(TOOL, args.str("name"), &item.ident, &mut errors);
+    check_description(TOOL, args.str("description"), &mut errors);
+    let max_result_size = parse_positive(args.int("max_result_size"), "max_result_size", &mut errors);
+    let timeout_ms = parse_positive(args.int("timeout_ms"), "timeout_ms", &mut errors);
+    let deps = Deps::check(&item, args.paths("deps"), &mut errors);
+
+    finish(&item, errors, || {
+        let ident = &item.ident;
+        let name = args.str("name").expect("checked");
+        let description = args.str("description").expect("checked");
+        let input = args.path("input").expect("checked");
+        let output = args.path("output").expect("checked");
+        let attach = interceptor_list(args.paths("tool_interceptors"));
+        let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
+        let dep_metas = deps.dep_metas();
+        let construct = deps.construct();
+        let max = option_tokens(max_result_size, quote!(usize));
+        let timeout = option_tokens(timeout_ms, quote!(u64));
+        let type_name = ident.to_string();
+        quote! {
+            const _: () = {
+                impl ::agboss_core::__private::Tool for #ident {
+                    type Input = #input;
+                    type Output = #output;
+                    const META: &'static ::agboss_core::__private::ToolMeta = &::agboss_core::__private::ToolMeta {
+                        name: #name,
+                        description: #description,
+                        type_name: #type_name,
+                        type_id: ::core::any::TypeId::of::<#ident>,
+                        input_schema: <#input as ::agboss_core::__private::Dto>::json_schema,
+                        output_schema: <#output as ::agboss_core::__private::Dto>::json_schema,
+                        max_result_size: #max,
+                        timeout_ms: #timeout,
+                        tool_interceptors: #attach,
+                        exclude_tool_interceptors: #exclude,
+                        deps: #dep_metas,
+                        erased: ::agboss_core::__private::erased_tool::<#ident>,
+                    };
+                    fn construct(
+                        resolver: &::agboss_core::__private::Resolver<'_>,
+                    ) -> ::core::result::Result<Self, ::agboss_core::__private::DiError> {
+                        let _ = resolver;
+                        ::core::result::Result::Ok(#construct)
+                    }
+                }
+                ::agboss_core::__private::inventory::submit! {
+                    ::agboss_core::__private::Registration::Tool(
+                        <#ident as ::agboss_core::__private::Tool>::META
+                    )
+                }
+            };
+        }
+    })
+}
+
+fn parse_positive(lit: Option<&syn::LitInt>, key: &str, errors: &mut Errors) -> Option<u64> {
+    let lit = lit?;
+    match lit.base10_parse::<u64>() {
+        Ok(0) | Err(_) => {
+            errors.push(syn::Error::new(
+                lit.span(),
+                format!("[tool.{}] `{key}` must be a positive whole number", key.replace('_', "-")),
+            ));
+            None
+        }
+        Ok(v) => Some(v),
+    }
+}
+
+fn option_tokens(value: Option<u64>, ty: TokenStream) -> TokenStream {
+    match value {
+        Some(v) => {
+            let lit = proc_macro2::Literal::u64_unsuffixed(v);
+            quote!(::core::option::Option::Some(#lit as #ty))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
