@@ -2,6 +2,8 @@
 pub use inventory;
 pub use serde;
 pub use serde_json;
+/// Runtime of `#[derive(Dto)]`.
+pub use crate::dto::__private as dto;
 
 pub use crate::di::{
     Services, DepKind, DepMeta, DiError, Inject, Injectable, InjectableMeta, Resolver, any_context,

@@ -1,1 +1,206 @@
 //! DTOs: typed tool inputs and outputs.
+//!
+//! `#[derive(Dto)]` on a struct with named fields gives it
+//!
+//! * serde `Serialize`/`Deserialize` with camelCase wire names (`order_id` ↔ `orderId`;
+//!   unknown JSON members are ignored, `None` is left out);
+//! * a JSON Schema for the model ([`Dto::json_schema`]), each field's `prompt` being its
+//!   `description`;
+//! * validation of typed values ([`Dto::validate`]) and of raw JSON ([`Dto::from_json_str`],
+//!   [`Dto::from_json_value`]) that reports **every** failure with its JSON path.
+//!
+//! Every field carries exactly one kind attribute, with a `prompt` (what the model should put
+//! there) and the constraints of its kind:
+//!
+//! | attribute | Rust type | keys besides `prompt` |
+//! | --- | --- | --- |
+//! | `#[text(..)]` | `String` | `min_length`, `max_length` (characters), `pattern = "regex"`, `choices = ["a", "b"]` |
+//! | `#[integer(..)]` | `i8`..`i128`, `u8`..`u128`, `isize`, `usize` | `min`, `max` |
+//! | `#[number(..)]` | `f32`, `f64` | `min`, `max` |
+//! | `#[boolean(..)]` | `bool` | — |
+//! | `#[nested(..)]` | a `#[derive(Dto)]` struct (inlined in the schema) | — |
+//!
+//! The shape comes from the type: `Option<T>` is optional (absent or `null`, not in
+//! `required`), `Vec<T>` is a list (keys `min_items`, `max_items`; the element constraints apply
+//! to every element). `Option<Vec<T>>` is an optional list.
+//!
+//! Mistakes are compile errors that name a rule, e.g. `[dto.prompt-missing]`,
+//! `[dto.constraint-kind]` (a key of another kind), `[dto.pattern]` (a regex that does not
+//! compile), `[dto.range]` (`min` above `max`), `[dto.field-type]` (`#[text]` on an `i64`).
+//!
+//! Patterns use the syntax of the `regex` crate and match anywhere in the text unless anchored
+//! with `^...$` (as JSON Schema's `pattern`). Integer fields also reject JSON numbers outside
+//! the range of their Rust type (`300` for a `u8` is a `max` failure). Recursive DTOs are not
+//! supported (the schema inlines nested DTOs).
+//!
+//! # Example
+//!
+//! ```
+//! use agboss_core::dto::Dto;
+//! use serde_json::json;
+//!
+//! #[derive(Dto, Debug, Clone, PartialEq)]
+//! pub struct OrderLine {
+//!     #[text(prompt = "Stock keeping unit, e.g. SKU-123", pattern = "^SKU-[0-9]+$")]
+//!     pub sku: String,
+//!     #[integer(prompt = "How many", min = 1, max = 99)]
+//!     pub quantity: u32,
+//! }
+//!
+//! #[derive(Dto, Debug, Clone, PartialEq)]
+//! pub struct CreateOrder {
+//!     #[text(prompt = "The customer's order reference", min_length = 3)]
+//!     pub order_id: String,
+//!     #[nested(prompt = "What to order", min_items = 1)]
+//!     pub lines: Vec<OrderLine>,
+//!     #[text(prompt = "Delivery note", max_length = 200)]
+//!     pub note: Option<String>,
+//! }
+//!
+//! // The schema handed to the model.
+//! let schema = CreateOrder::json_schema();
+//! assert_eq!(schema["properties"]["orderId"]["description"], "The customer's order reference");
+//! assert_eq!(schema["properties"]["lines"]["minItems"], 1);
+//! assert_eq!(schema["properties"]["lines"]["items"]["properties"]["quantity"]["maximum"], 99);
+//! assert_eq!(schema["required"], json!(["orderId", "lines"]));
+//!
+//! // Valid arguments decode on the fast path.
+//! let order = CreateOrder::from_json_str(
+//!     r#"{"orderId": "A-17", "lines": [{"sku": "SKU-1", "quantity": 2}]}"#,
+//! ).unwrap();
+//! assert_eq!(order.lines[0].quantity, 2);
+//!
+//! // Invalid ones report every failure, with its path.
+//! let err = CreateOrder::from_json_str(
+//!     r#"{"lines": [{"sku": "sku-1", "quantity": 0}, {"sku": "SKU-2", "quantity": "3"}]}"#,
+//! ).unwrap_err();
+//! assert_eq!(err.to_string(), "\
+//! invalid CreateOrder (4 errors):
+//! - $.orderId: is required
+//! - $.lines[0].sku: must match the pattern `^SKU-[0-9]+$`
+//! - $.lines[0].quantity: must be at least 1 (got 0)
+//! - $.lines[1].quantity: expected an integer, got a string");
+//! assert_eq!(err.errors[1].code, "pattern");
+//! ```
+
+mod error;
+mod path;
+mod value;
+
+pub use agboss_macros::Dto;
+pub use error::{FieldError, ValidationError, code};
+pub use path::{JsonPath, Segment};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// Items used by the code `#[derive(Dto)]` generates. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use super::{Dto, FieldError, JsonPath};
+    pub use super::value::{
+        BooleanKind, Constraints, DtoValue, IntegerKind, NestedKind, NumberKind, Pattern,
+        TextKind, assert_boolean, assert_integer, assert_nested, assert_number, assert_text,
+        check_member, describe, expect_object, is_absent, object_schema, validate_member,
+    };
+    pub use regex::Regex;
+    pub use std::sync::LazyLock;
+}
+
+/// A typed tool input or output: serde with camelCase wire names, a JSON Schema and
+/// validation that reports every failure. Implement it with `#[derive(Dto)]` (see the
+/// [module docs](self)).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a DTO",
+    label = "not a DTO",
+    note = "add #[derive(Dto)] (from agboss_core::dto::Dto) to `{Self}`"
+)]
+pub trait Dto: Serialize + DeserializeOwned + Send + Sync + 'static {
+    /// The type name, for messages.
+    const DTO_NAME: &'static str;
+
+    /// JSON Schema of the wire form (the draft 2020-12 subset that OpenAI and Anthropic accept
+    /// for tool parameters): `{"type":"object","properties":{..},"required":[..],
+    /// "additionalProperties":false}`; each field's `prompt` is its `description`, nested DTOs
+    /// are inlined, constraints appear as `minLength`, `maxLength`, `pattern`, `enum`,
+    /// `minimum`, `maximum`, `minItems`, `maxItems`.
+    fn json_schema() -> Value;
+
+    /// Checks the constraints of a typed value, pushing every failure with its JSON path
+    /// (`path` is where `self` is; it is left as it was). Allocates nothing when all pass.
+    fn validate_into(&self, path: &mut JsonPath, errors: &mut Vec<FieldError>);
+
+    /// Checks raw JSON: missing required fields, wrong JSON types, numbers out of the range of
+    /// their Rust type and constraint failures, pushing every failure.
+    fn check_json_into(value: &Value, path: &mut JsonPath, errors: &mut Vec<FieldError>);
+
+    /// Checks the constraints of a typed value.
+    #[inline]
+    fn validate(&self) -> Result<(), ValidationError> {
+        let mut errors = Vec::new();
+        self.validate_into(&mut JsonPath::new(), &mut errors);
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(ValidationError::new(Self::DTO_NAME, errors))
+        }
+    }
+
+    /// Decodes and validates tool-call arguments.
+    ///
+    /// Valid input takes the fast path (serde straight into `Self`, then [`validate`](Dto::validate)).
+    /// Otherwise the input is checked as a JSON value and every failure is reported; text that
+    /// is not JSON at all is one `json` error at `$`.
+    fn from_json_str(s: &str) -> Result<Self, ValidationError> {
+        match serde_json::from_str::<Self>(s) {
+            Ok(value) => value.validate().map(|()| value),
+            Err(serde_error) => match serde_json::from_str::<Value>(s) {
+                Ok(json) => diagnose::<Self>(&json),
+                Err(_) => Err(ValidationError::single(
+                    Self::DTO_NAME,
+                    "$",
+                    code::JSON,
+                    &format!("the arguments are not valid JSON ({serde_error})"),
+                )),
+            },
+        }
+    }
+
+    /// Decodes and validates a JSON value, reporting every failure.
+    fn from_json_value(v: &Value) -> Result<Self, ValidationError> {
+        match Self::deserialize(v) {
+            Ok(value) => value.validate().map(|()| value),
+            Err(_) => diagnose::<Self>(v),
+        }
+    }
+}
+
+/// Slow path of decoding: report every structural and constraint failure of `json`.
+#[cold]
+fn diagnose<T: Dto>(json: &Value) -> Result<T, ValidationError> {
+    let mut errors = Vec::new();
+    T::check_json_into(json, &mut JsonPath::new(), &mut errors);
+    if !errors.is_empty() {
+        return Err(ValidationError::new(T::DTO_NAME, errors));
+    }
+    // The checks found nothing serde objects to (they are meant to agree): report serde's
+    // own error, at its path.
+    match serde_path_to_error::deserialize::<_, T>(json) {
+        Ok(value) => value.validate().map(|()| value),
+        Err(e) => {
+            let path = e.path().to_string();
+            let path = if path == "." {
+                "$".to_owned()
+            } else {
+                format!("$.{path}")
+            };
+            Err(ValidationError::single(
+                T::DTO_NAME,
+                &path,
+                code::TYPE,
+                &e.into_inner().to_string(),
+            ))
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! [`FieldError`] and [`ValidationError`].
+use std::fmt;
+
+use serde::Serialize;
+
+use super::JsonPath;
+
+/// The `code` of a [`FieldError`]: which rule failed.
+pub mod code {
+    /// A required field is absent (or `null`).
+    pub const REQUIRED: &str = "required";
+    /// The JSON value has the wrong type (e.g. a string where an integer is expected).
+    pub const TYPE: &str = "type";
+    /// A text is shorter than `min_length` characters.
+    pub const MIN_LENGTH: &str = "min_length";
+    /// A text is longer than `max_length` characters.
+    pub const MAX_LENGTH: &str = "max_length";
+    /// A text does not match `pattern`.
+    pub const PATTERN: &str = "pattern";
+    /// A text is not one of `choices`.
+    pub const CHOICES: &str = "choices";
+    /// A number is below `min` (or below the range of its Rust type).
+    pub const MIN: &str = "min";
+    /// A number is above `max` (or above the range of its Rust type).
+    pub const MAX: &str = "max";
+    /// A list has fewer than `min_items` elements.
+    pub const MIN_ITEMS: &str = "min_items";
+    /// A list has more than `max_items` elements.
+    pub const MAX_ITEMS: &str = "max_items";
+    /// The input is not JSON at all.
+    pub const JSON: &str = "json";
+}
+
+/// One failed check, at one place of the input.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    /// JSON path with wire names, e.g. `$.lines[0].sku` (`$` is the whole input).
+    pub path: String,
+    /// The rule that failed: one of the constants in [`code`].
+    pub code: &'static str,
+    /// What is wrong, for a human or a model, e.g. `is required`.
+    pub message: String,
+}
+
+impl FieldError {
+    /// An error at `path` (rendered now).
+    pub fn new(path: &JsonPath, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            path: path.render(),
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// An error at an already rendered path.
+    pub fn at(path: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Every failure found in one input of DTO [`dto`](ValidationError::dto).
+///
+/// `Display` lists them all, one per line:
+///
+/// ```text
+/// invalid CreateOrder (2 errors):
+/// - $.orderId: is required
+/// - $.lines[0].quantity: must be at least 1 (got 0)
+/// ```
+///
+/// It serializes as `{"dto": "CreateOrder", "errors": [{"path", "code", "message"}, ...]}`, a
+/// form to show a model so it can fix its arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
+pub struct ValidationError {
+    /// The DTO's type name ([`Dto::DTO_NAME`](super::Dto::DTO_NAME)).
+    pub dto: &'static str,
+    /// The failures, in the order of the fields (never empty when returned by this crate).
+    pub errors: Vec<FieldError>,
+}
+
+impl ValidationError {
+    /// A validation error with several failures.
+    pub fn new(dto: &'static str, errors: Vec<FieldError>) -> Self {
+        Self { dto, errors }
+    }
+
+    /// A validation error with one failure at an already rendered `path`.
+    pub fn single(dto: &'static str, path: &str, code: &'static str, message: &str) -> Self {
+        Self {
+            dto,
+            errors: vec![FieldError::at(path, code, message)],
+        }
+    }
+
+    /// The failure at `path`, if any (handy in tests).
+    pub fn at(&self, path: &str) -> Option<&FieldError> {
+        self.errors.iter().find(|e| e.path == path)
+    }
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.errors.len();
+        write!(
+            f,
+            "invalid {} ({n} error{}):",
+            self.dto,
+            if n == 1 { "" } else { "s" }
+        )?;
+        for error in &self.errors {
+            write!(f, "\n- {error}")?;
+        }
+        Ok(())
+    }
+}
