@@ -23,17 +23,36 @@ fn is_word(c: char) -> bool {
 
 /// Whether `text[start..end]` stands on its own: the character before (after) it is not a
 /// word character, nor one of `joins` itself preceded (followed) by a word character (so
-/// `1.2.3.4.5` holds no IPv4 and `12.4242…` no card).
+/// `1.2.3.4.5` holds no IPv4 and `12.4242…` no card), nor a run of `*` glued to a word
+/// character (or, after the value, to `@`): the shape of partial masks such as
+/// `j***@example.com` or `****4242`, so that what a partial mask keeps never combines with
+/// its neighbours into a new finding. Markdown emphasis (`**4242 4242 4242 4242**`) does not
+/// glue.
 fn bounded(text: &str, start: usize, end: usize, joins: &[char]) -> bool {
     let (Some(head), Some(tail)) = (text.get(..start), text.get(end..)) else {
         return false;
     };
-    let glued = |it: &mut dyn Iterator<Item = char>| match it.next() {
-        Some(c) if is_word(c) => true,
-        Some(c) if joins.contains(&c) => it.next().is_some_and(is_word),
-        _ => false,
+    let glued_before = {
+        let mut it = head.chars().rev();
+        match it.next() {
+            Some(c) if is_word(c) => true,
+            Some('*') => head.trim_end_matches('*').ends_with(is_word),
+            Some(c) if joins.contains(&c) => it.next().is_some_and(is_word),
+            _ => false,
+        }
     };
-    !glued(&mut head.chars().rev()) && !glued(&mut tail.chars())
+    let glued_after = {
+        let mut it = tail.chars();
+        match it.next() {
+            Some(c) if is_word(c) => true,
+            Some('*') => tail
+                .trim_start_matches('*')
+                .starts_with(|c: char| is_word(c) || c == '@'),
+            Some(c) if joins.contains(&c) => it.next().is_some_and(is_word),
+            _ => false,
+        }
+    };
+    !glued_before && !glued_after
 }
 
 fn ascii_digits(value: &str) -> impl Iterator<Item = u8> + '_ {
@@ -47,14 +66,19 @@ const DOMAIN: &str = r"[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9]
 
 static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
     builtin_regex(&format!(
-        r"[A-Za-z0-9][A-Za-z0-9._%+\-]*@{DOMAIN}(?:@{DOMAIN})*"
+        r"[A-Za-z0-9][A-Za-z0-9._%+\-]*@{DOMAIN}(?:[A-Za-z0-9._%+\-]*@{DOMAIN})*"
     ))
 });
 
 /// E-mail addresses: an ASCII local part (`[A-Za-z0-9._%+-]`, no `*`), `@`, a dotted
 /// domain ending in an alphabetic TLD. Internationalized addresses are not detected.
 ///
-/// Partial rendering: first character, `***`, then the domain (`j***@example.com`).
+/// Several addresses glued by their domains (`a@b.com@c.org`, `a@b.com.x@c.org`) are one
+/// finding.
+///
+/// Partial rendering: first character, `***`, then the domain (`j***@example.com`); if the
+/// domain holds anything but letters, dots and dashes (digits, a second `@`), only its
+/// top-level label stays (`j***@***.com`).
 /// Canonical form (hashing): ASCII lowercase.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EmailDetector;
@@ -74,11 +98,22 @@ impl Detector for EmailDetector {
 
     fn partial(&self, value: &str, _keep: usize) -> String {
         let first = value.chars().next().unwrap_or('*');
-        match value.split_once('@') {
-            Some((_, domain)) if !domain.contains('@') && !domain.is_empty() => {
-                format!("{first}***@{domain}")
+        let Some((_, domain)) = value.split_once('@') else {
+            return format!("{first}***");
+        };
+        let plain = |s: &str| {
+            s.bytes()
+                .all(|b| b.is_ascii_alphabetic() || b == b'.' || b == b'-')
+        };
+        if !domain.is_empty() && plain(domain) {
+            // Only letters: nothing another detector could find in what is kept.
+            return format!("{first}***@{domain}");
+        }
+        match domain.rsplit_once('.') {
+            Some((_, tld)) if !tld.is_empty() && tld.bytes().all(|b| b.is_ascii_alphabetic()) => {
+                format!("{first}***@***.{tld}")
             }
-            _ => format!("{first}***"),
+            _ => format!("{first}***@***"),
         }
     }
 
@@ -155,6 +190,10 @@ fn phone_cut(value: &str, min: usize, max: usize) -> Option<usize> {
     best
 }
 
+/// `AAA-GG-SSSS`: an SSN, not a national phone number.
+static SSN_SHAPE: LazyLock<Regex> =
+    LazyLock::new(|| builtin_regex(r"^[0-9]{3}-[0-9]{2}-[0-9]{4}$"));
+
 /// Whether the digit groups of `value` start like a date (`DD.MM.YYYY`, `DD/MM/YYYY`…).
 fn looks_like_date(value: &str) -> bool {
     let groups: Vec<&str> = value
@@ -183,7 +222,11 @@ impl PhoneDetector {
             };
             let (start, end) = (m.start(), m.start() + cut);
             let value = &text[start..end];
-            if national && (!value.contains([' ', '.', '-', '/', '(']) || looks_like_date(value)) {
+            if national
+                && (!value.contains([' ', '.', '-', '/', '('])
+                    || looks_like_date(value)
+                    || SSN_SHAPE.is_match(value))
+            {
                 continue;
             }
             if bounded(text, start, end, &['.', '-', ':', '/', ',']) {
@@ -469,8 +512,7 @@ impl IbanDetector {
             Some(_) => end?,
             None => start + candidate.len(),
         };
-        let after_ok = !text[end..].starts_with(|c: char| c.is_alphanumeric());
-        (after_ok && bounded(text, start, end, &[]) && iban_valid(&alnum)).then_some(end)
+        (bounded(text, start, end, &[]) && iban_valid(&alnum)).then_some(end)
     }
 }
 
@@ -732,15 +774,16 @@ impl Detector for RegexDetector {
     }
 }
 
-/// One instance of every built-in detector, in this order: email, phone, card, iban, ssn,
-/// ipv4, ipv6.
+/// One instance of every built-in detector, in this order (the most specific first, as
+/// the order breaks ties between equal overlapping findings): email, card, iban, ssn,
+/// phone, ipv4, ipv6.
 pub fn builtin_detectors() -> Vec<Arc<dyn Detector>> {
     vec![
         Arc::new(EmailDetector),
-        Arc::new(PhoneDetector),
         Arc::new(CardDetector),
         Arc::new(IbanDetector),
         Arc::new(SsnDetector),
+        Arc::new(PhoneDetector),
         Arc::new(Ipv4Detector),
         Arc::new(Ipv6Detector),
     ]
@@ -760,6 +803,7 @@ mod tests {
             &*DIGIT_RUN,
             &*IBAN_CANDIDATE,
             &*SSN,
+            &*SSN_SHAPE,
             &*IPV4,
             &*IPV6_CANDIDATE,
         ] {
@@ -788,5 +832,9 @@ mod tests {
         assert!(!bounded("9.1.2", 2, 5, &['.']));
         assert!(bounded("1.2.", 0, 3, &['.']));
         assert!(!bounded("é", 1, 2, &[]));
+        assert!(bounded("**42**", 2, 4, &[]));
+        assert!(!bounded("0::0***@a.aa", 0, 4, &[]));
+        assert!(!bounded("x***42", 4, 6, &[]));
+        assert!(bounded("***42", 3, 5, &[]));
     }
 }
