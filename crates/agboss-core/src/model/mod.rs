@@ -125,36 +125,22 @@ impl<M: ChatModel> DynChatModel for M {
 }
 
 impl ChatModel for Arc<dyn DynChatModel> {
-    fn complete(
-        &self,
-        req: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        // An `async` block ties the boxed future to both borrowed lifetimes.
-        async move { (**self).complete_boxed(req).await }
+    async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        (**self).complete_boxed(req).await
     }
 
-    fn stream(
-        &self,
-        req: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
-        async move { (**self).stream_boxed(req).await }
+    async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
+        (**self).stream_boxed(req).await
     }
 }
 
 impl ChatModel for Box<dyn DynChatModel> {
-    fn complete(
-        &self,
-        req: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        // An `async` block ties the boxed future to both borrowed lifetimes.
-        async move { (**self).complete_boxed(req).await }
+    async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        (**self).complete_boxed(req).await
     }
 
-    fn stream(
-        &self,
-        req: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
-        async move { (**self).stream_boxed(req).await }
+    async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
+        (**self).stream_boxed(req).await
     }
 }
 

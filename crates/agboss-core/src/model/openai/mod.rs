@@ -295,8 +295,8 @@ impl OpenAiCompatibleModel {
 
     /// Sends `body` with retries until a 2xx response head arrives.
     ///
-    /// With `whole_call_timeout`, the per-attempt timeout also covers reading the body
-    /// (done by the caller through reqwest's request timeout).
+    /// For non-streamed calls each attempt also gets reqwest's request timeout, which
+    /// keeps covering the body read by the caller.
     async fn send_with_retries(
         &self,
         body: &serde_json::Value,
@@ -417,10 +417,11 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 /// `Retry-After` (seconds) or OpenAI's `retry-after-ms`.
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
-        }
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
     }
     get("retry-after")
         .and_then(|v| v.trim().parse::<f64>().ok())
@@ -487,7 +488,11 @@ async fn next_event(
             Err(_) => Err(ModelError::Timeout {
                 after: state.timeout,
             }),
-            Ok(None) => state.decoder.finish().map(|()| Vec::new()),
+            Ok(None) => {
+                // End of body: fine only after [DONE] (then `finish` is Ok).
+                state.finished = true;
+                state.decoder.finish().map(|()| Vec::new())
+            }
             Ok(Some(Err(e))) => Err(if e.is_timeout() {
                 ModelError::Timeout {
                     after: state.timeout,
@@ -503,14 +508,8 @@ async fn next_event(
             }
         };
         match next {
-            Ok(events) => {
-                if events.is_empty() && !state.decoder.is_done() {
-                    // Either more bytes are needed, or `finish` succeeded (only after
-                    // [DONE], which `is_done` covers).
-                    continue;
-                }
-                state.pending.extend(events);
-            }
+            // No complete event yet: read more (the loop re-checks `finished`).
+            Ok(events) => state.pending.extend(events),
             Err(error) => {
                 tracing::debug!(error = %error, "chat completion stream failed");
                 state.finished = true;

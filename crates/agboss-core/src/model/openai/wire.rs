@@ -452,15 +452,15 @@ impl StreamDecoder {
             None => (None, None),
         };
         let call = &mut self.calls[slot].1;
-        if let Some(id) = tc.id.filter(|s| !s.is_empty()) {
-            if !call.started {
-                call.id.push_str(&id);
-            }
+        if let Some(id) = tc.id.filter(|s| !s.is_empty())
+            && !call.started
+        {
+            call.id.push_str(&id);
         }
-        if let Some(name) = name_part.filter(|s| !s.is_empty()) {
-            if !call.started {
-                call.name.push_str(&name);
-            }
+        if let Some(name) = name_part.filter(|s| !s.is_empty())
+            && !call.started
+        {
+            call.name.push_str(&name);
         }
         let args = args_part.unwrap_or_default();
         call.arguments.push_str(&args);
