@@ -2,6 +2,38 @@
 use agboss_core::dto::{Dto, FieldError, JsonPath, ValidationError};
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// Counts the allocations of the current thread, to check the hot path allocates nothing.
+struct CountingAlloc;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; only counts.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
 
 #[derive(Dto, Debug, Clone, PartialEq)]
 pub struct OrderLine {
@@ -120,7 +152,10 @@ fn round_trips_through_json_text_and_value() {
 fn raw_identifiers_use_their_plain_name() {
     let small = Small::from_json_str(r#"{"byte": 1, "type": "x"}"#).unwrap();
     assert_eq!(small.r#type.as_deref(), Some("x"));
-    assert_eq!(serde_json::to_value(&small).unwrap(), json!({"byte": 1, "type": "x"}));
+    assert_eq!(
+        serde_json::to_value(&small).unwrap(),
+        json!({"byte": 1, "type": "x"})
+    );
     assert!(Small::json_schema()["properties"]["type"].is_object());
 }
 
@@ -192,7 +227,10 @@ fn schema_carries_every_constraint() {
         p["discountPct"],
         json!({"type": "number", "minimum": 0.0, "maximum": 50.5, "description": "Discount in percent"})
     );
-    assert_eq!(p["giftWrap"], json!({"type": "boolean", "description": "Gift wrap?"}));
+    assert_eq!(
+        p["giftWrap"],
+        json!({"type": "boolean", "description": "Gift wrap?"})
+    );
     assert_eq!(
         p["tags"],
         json!({"type": "array", "maxItems": 2, "items": {"type": "string", "maxLength": 5}, "description": "Tags"})
@@ -217,7 +255,10 @@ fn schema_carries_every_constraint() {
         json!({"type": "integer", "minimum": 1, "maximum": 99, "description": "How many"})
     );
     assert_eq!(lines["items"]["required"], json!(["sku", "quantity"]));
-    assert_eq!(p["billing"]["properties"]["country"]["pattern"], "^[A-Z]{2}$");
+    assert_eq!(
+        p["billing"]["properties"]["country"]["pattern"],
+        "^[A-Z]{2}$"
+    );
     assert_eq!(p["billing"]["additionalProperties"], false);
 }
 
@@ -237,6 +278,23 @@ fn schema_shows_the_range_of_small_integer_types() {
 #[test]
 fn valid_typed_value_passes() {
     assert_eq!(order().validate(), Ok(()));
+}
+
+#[test]
+fn validating_a_valid_value_allocates_nothing() {
+    let value = order();
+    // Warm up: compiles the regexes and this thread's regex caches.
+    for _ in 0..3 {
+        value.validate().unwrap();
+    }
+    assert_eq!(allocations_during(|| value.validate().unwrap()), 0);
+    // The counter does count: a failing validation allocates its errors.
+    let mut bad = value.clone();
+    bad.order_id.clear();
+    let n = allocations_during(|| {
+        let _ = bad.validate();
+    });
+    assert!(n > 0);
 }
 
 #[test]
@@ -516,7 +574,10 @@ fn json_that_is_not_an_object_is_a_type_error_at_the_root() {
     ] {
         let err = Address::from_json_str(text).unwrap_err();
         assert_eq!(paths(&err), [("$", "type")]);
-        assert_eq!(err.errors[0].message, format!("expected an object, got {got}"));
+        assert_eq!(
+            err.errors[0].message,
+            format!("expected an object, got {got}")
+        );
     }
 }
 
@@ -564,13 +625,8 @@ fn arb_json() -> impl Strategy<Value = Value> {
             .prop_filter("finite", |f| f.is_finite())
             .prop_map(Value::from),
         "[A-Za-z0-9 ÄSKU-]{0,14}".prop_map(Value::from),
-        prop_oneof![
-            Just("SKU-1"),
-            Just("standard"),
-            Just("DE"),
-            Just("A-17")
-        ]
-        .prop_map(Value::from),
+        prop_oneof![Just("SKU-1"), Just("standard"), Just("DE"), Just("A-17")]
+            .prop_map(Value::from),
     ];
     let keys = prop_oneof![
         Just("orderId".to_owned()),

@@ -288,6 +288,24 @@ fn parse(input: &DeriveInput) -> darling::Result<Model> {
                 fields.push(model);
             }
         }
+        for f in &fields {
+            let (_, leaf) = shape(&f.ty);
+            if let Type::Path(p) = leaf
+                && p.qself.is_none()
+                && p.path.segments.len() == 1
+                && (p.path.segments[0].ident == *name || p.path.segments[0].ident == "Self")
+            {
+                acc.push(error(
+                    leaf.span(),
+                    format_args!(
+                        "[dto.recursive] field `{}` makes `{name}` contain itself; DTO schemas \
+                         inline nested DTOs, so recursive DTOs are not supported: bound the \
+                         depth with distinct structs",
+                        f.ident
+                    ),
+                ));
+            }
+        }
         for (i, a) in fields.iter().enumerate() {
             if let Some(b) = fields[..i].iter().find(|b| b.wire == a.wire) {
                 acc.push(error(
@@ -372,15 +390,24 @@ fn parse_field_into(
                     let message = single.to_string();
                     let message = if message.starts_with("[dto.") {
                         message
-                    } else if message.starts_with("Unknown field") {
+                    } else if let Some(rest) = message.strip_prefix("Unknown field: ") {
+                        let (key, hint) = rest.split_once(". ").unwrap_or((rest, ""));
+                        let hint = if hint.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" {hint}")
+                        };
                         format!(
-                            "[dto.unknown-key] {message} in #[{}] of field `{ident}`; it accepts: {}",
+                            "[dto.unknown-key] unknown key {key} in #[{}] of field `{ident}`.{hint} \
+                             It accepts: {}",
                             kind.name(),
                             kind.keys(list)
                         )
                     } else {
                         format!(
-                            "[dto.attr-value] {message} in #[{}] of field `{ident}`",
+                            "[dto.attr-value] {message} in #[{}] of field `{ident}`; keys take \
+                             literals: prompt = \"...\", min_length = 3, min = -1.5, \
+                             pattern = \"^[a-z]+$\", choices = [\"a\", \"b\"]",
                             kind.name()
                         )
                     };
@@ -405,7 +432,7 @@ fn parse_field_into(
         }
         None => {
             acc.push(error(
-                attr.span(),
+                attr.path().span(),
                 format_args!(
                     "[dto.prompt-missing] field `{ident}` needs a prompt: #[{}(prompt = \"...\")]",
                     kind.name()
@@ -477,7 +504,10 @@ fn check_keys(
     }
     if !list {
         let ty = quote!(#ty).to_string().replace(' ', "");
-        for (key, value) in [("min_items", &args.min_items), ("max_items", &args.max_items)] {
+        for (key, value) in [
+            ("min_items", &args.min_items),
+            ("max_items", &args.max_items),
+        ] {
             if let Some(v) = value {
                 acc.push(error(
                     v.span(),

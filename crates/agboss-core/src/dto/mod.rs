@@ -98,12 +98,12 @@ use serde_json::Value;
 /// Items used by the code `#[derive(Dto)]` generates. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use super::{Dto, FieldError, JsonPath};
     pub use super::value::{
-        BooleanKind, Constraints, DtoValue, IntegerKind, NestedKind, NumberKind, Pattern,
-        TextKind, assert_boolean, assert_integer, assert_nested, assert_number, assert_text,
-        check_member, describe, expect_object, is_absent, object_schema, validate_member,
+        BooleanKind, Constraints, DtoValue, IntegerKind, NestedKind, NumberKind, Pattern, TextKind,
+        assert_boolean, assert_integer, assert_nested, assert_number, assert_text, check_member,
+        describe, expect_object, is_absent, object_schema, validate_member,
     };
+    pub use super::{Dto, FieldError, JsonPath};
     pub use regex::Regex;
     pub use std::sync::LazyLock;
 }

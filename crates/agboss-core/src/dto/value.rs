@@ -253,8 +253,8 @@ fn validate_str(s: &str, c: &Constraints, path: &JsonPath, errors: &mut Vec<Fiel
     if c.min_length.is_some() || c.max_length.is_some() {
         // Byte length bounds the character count from above: skip counting when it can't fail.
         let bytes = s.len();
-        let needs_count = c.min_length.is_some_and(|min| min > 0)
-            || c.max_length.is_some_and(|max| bytes > max);
+        let needs_count =
+            c.min_length.is_some_and(|min| min > 0) || c.max_length.is_some_and(|max| bytes > max);
         if needs_count {
             let chars = s.chars().count();
             if let Some(min) = c.min_length
@@ -421,7 +421,9 @@ macro_rules! integer_impls {
     )*};
 }
 
-integer_impls!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+integer_impls!(
+    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize
+);
 
 // ---------------------------------------------------------------------------------------------
 // number

@@ -1,0 +1,15 @@
+use agboss_core::dto::Dto;
+
+#[derive(Dto)]
+pub enum Shipping {
+    Standard,
+    Express,
+}
+
+#[derive(Dto)]
+pub struct Pair(String, String);
+
+#[derive(Dto)]
+pub struct Unit;
+
+fn main() {}
