@@ -82,7 +82,13 @@ async fn a_missing_tenant_fails_closed() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, agboss_core::ToolCallError::Dependency { component: "tenant-order-tool-interceptor", .. }),
+        matches!(
+            err,
+            agboss_core::ToolCallError::Dependency {
+                component: "tenant-order-tool-interceptor",
+                ..
+            }
+        ),
         "{err:?}"
     );
 }

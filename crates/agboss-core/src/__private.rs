@@ -1,16 +1,16 @@
 //! Paths used by macro-generated code. Not public API.
+/// Runtime of `#[derive(Dto)]`.
+pub use crate::dto::__private as dto;
 pub use inventory;
 pub use serde;
 pub use serde_json;
-/// Runtime of `#[derive(Dto)]`.
-pub use crate::dto::__private as dto;
 
 pub use crate::di::{
-    Services, DepKind, DepMeta, DiError, Inject, Injectable, InjectableMeta, Resolver, any_context,
+    DepKind, DepMeta, DiError, Inject, Injectable, InjectableMeta, Resolver, Services, any_context,
 };
 pub use crate::dto::Dto;
 pub use crate::interceptor::probe::{
-    HasHandler, No, Probe, ViaAfter, ViaBefore, ViaNoAfter, ViaNoBefore, Yes, require_handler,
+    HasHandler, Probe, ViaAfter, ViaBefore, ViaNoAfter, ViaNoBefore, require_handler,
 };
 pub use crate::interceptor::{
     ErasedInterceptor, InterceptorMeta, ToolInterceptor, TypedInterceptor,

@@ -238,7 +238,12 @@ impl fmt::Debug for App {
             .field("name", &self.inner.name)
             .field(
                 "tools",
-                &self.inner.tools.iter().map(|t| t.meta.name).collect::<Vec<_>>(),
+                &self
+                    .inner
+                    .tools
+                    .iter()
+                    .map(|t| t.meta.name)
+                    .collect::<Vec<_>>(),
             )
             .finish()
     }
@@ -403,17 +408,13 @@ impl AppBuilder {
                 attach: meta.tool_interceptors.to_vec(),
                 exclude: meta.exclude_tool_interceptors.to_vec(),
             };
-            let chain = resolve_chain(
-                &[app_scope.clone(), tool_scope],
-                &mut pool,
-                &mut services,
-            )?;
-            let slot = (meta.erased)()
-                .build_slot(&services)
-                .map_err(|e| BuildError::ServiceConstruction {
+            let chain = resolve_chain(&[app_scope.clone(), tool_scope], &mut pool, &mut services)?;
+            let slot = (meta.erased)().build_slot(&services).map_err(|e| {
+                BuildError::ServiceConstruction {
                     service: meta.type_name,
                     message: e.to_string(),
-                })?;
+                }
+            })?;
             by_type.insert(id, tools.len());
             by_name.insert(meta.name, tools.len());
             tools.push(ToolEntry {

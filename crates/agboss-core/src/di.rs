@@ -407,10 +407,9 @@ impl Inject for ExecutionContext {
         kind: DepKind::Execution,
     };
     fn inject(resolver: &Resolver<'_>) -> Result<Self, DiError> {
-        resolver
-            .execution
-            .cloned()
-            .ok_or(DiError::Failed("no ExecutionContext outside an invocation".into()))
+        resolver.execution.cloned().ok_or(DiError::Failed(
+            "no ExecutionContext outside an invocation".into(),
+        ))
     }
 }
 

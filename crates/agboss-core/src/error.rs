@@ -291,7 +291,9 @@ impl StepFailedError {
 #[non_exhaustive]
 pub enum BuildError {
     /// Two components of one kind share a name.
-    #[error("duplicate {kind} name `{name}`: registered by `{first}` and `{second}`; names must be unique")]
+    #[error(
+        "duplicate {kind} name `{name}`: registered by `{first}` and `{second}`; names must be unique"
+    )]
     DuplicateName {
         /// tool, tool-interceptor...
         kind: &'static str,
@@ -316,7 +318,9 @@ pub enum BuildError {
     #[error("dependency cycle between services: {0}")]
     DependencyCycle(String),
     /// A service asked for a per-invocation context.
-    #[error("service `{service}` depends on `{context}`, a per-invocation context; services are app-wide singletons, so take the context in the tool or interceptor that calls the service")]
+    #[error(
+        "service `{service}` depends on `{context}`, a per-invocation context; services are app-wide singletons, so take the context in the tool or interceptor that calls the service"
+    )]
     ContextInService {
         /// The service.
         service: &'static str,

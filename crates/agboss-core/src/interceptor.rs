@@ -249,7 +249,12 @@ impl ToolOutput {
                 if t.as_any().type_id() == TypeId::of::<T>() {
                     match t.into_any().downcast::<T>() {
                         Ok(b) => Ok(*b),
-                        Err(_) => Err(ValidationError::single(T::DTO_NAME, "$", "type", "output has an unexpected type")),
+                        Err(_) => Err(ValidationError::single(
+                            T::DTO_NAME,
+                            "$",
+                            "type",
+                            "output has an unexpected type",
+                        )),
                     }
                 } else {
                     let json = t.to_json().map_err(|e| {
@@ -309,7 +314,9 @@ impl<'a> ToolCallResultContext<'a> {
     }
     /// Takes the output as `T` (moved when it is a `T`, otherwise decoded from JSON).
     pub fn into_output<T: Dto>(self) -> Result<T, InterceptorError> {
-        self.output.into_typed::<T>().map_err(InterceptorError::from)
+        self.output
+            .into_typed::<T>()
+            .map_err(InterceptorError::from)
     }
     /// Returns the output unchanged: `Ok(call.keep())` in a hook that only observes.
     pub fn keep(self) -> ToolOutput {
@@ -404,8 +411,11 @@ pub trait ErasedInterceptor: Send + Sync {
     fn meta(&self) -> &'static InterceptorMeta;
     fn has_before(&self) -> bool;
     fn has_after(&self) -> bool;
-    fn before<'a>(&'a self, resolver: &'a Resolver<'a>, call: &'a ToolCallContext<'a>)
-    -> BeforeFuture<'a>;
+    fn before<'a>(
+        &'a self,
+        resolver: &'a Resolver<'a>,
+        call: &'a ToolCallContext<'a>,
+    ) -> BeforeFuture<'a>;
     fn after<'a>(
         &'a self,
         resolver: &'a Resolver<'a>,
@@ -414,9 +424,15 @@ pub trait ErasedInterceptor: Send + Sync {
 }
 
 #[doc(hidden)]
-pub type BeforeHook<I> = for<'a> fn(&'a I, &'a ToolCallContext<'a>) -> BoxFuture<'a, Result<ToolCallDecision, InterceptorError>>;
+pub type BeforeHook<I> = for<'a> fn(
+    &'a I,
+    &'a ToolCallContext<'a>,
+) -> BoxFuture<'a, Result<ToolCallDecision, InterceptorError>>;
 #[doc(hidden)]
-pub type AfterHook<I> = for<'a> fn(&'a I, ToolCallResultContext<'a>) -> BoxFuture<'a, Result<ToolOutput, InterceptorError>>;
+pub type AfterHook<I> = for<'a> fn(
+    &'a I,
+    ToolCallResultContext<'a>,
+) -> BoxFuture<'a, Result<ToolOutput, InterceptorError>>;
 
 /// The hooks of a concrete interceptor type, found by the macro.
 #[doc(hidden)]
@@ -508,8 +524,6 @@ pub mod probe {
             Self(PhantomData)
         }
     }
-    pub struct Yes;
-    pub struct No;
 
     fn before_hook<I: BeforeToolCall>() -> BeforeHook<I> {
         |i, call| Box::pin(i.before_tool_call(call))
@@ -518,44 +532,62 @@ pub mod probe {
         |i, call| Box::pin(i.after_tool_call(call))
     }
 
-    pub trait ViaBefore<I> {
-        type Has;
-        fn before_hook(&self) -> (Option<BeforeHook<I>>, Self::Has);
-    }
-    impl<I: BeforeToolCall> ViaBefore<I> for &Probe<I> {
-        type Has = Yes;
-        fn before_hook(&self) -> (Option<BeforeHook<I>>, Yes) {
-            (Some(before_hook::<I>()), Yes)
+    /// Tag: the type implements `BeforeToolCall`.
+    #[derive(Clone, Copy)]
+    pub struct HasBefore;
+    /// Tag: the type does not implement `BeforeToolCall`.
+    #[derive(Clone, Copy)]
+    pub struct NoBefore;
+    /// Tag: the type implements `AfterToolCall`.
+    #[derive(Clone, Copy)]
+    pub struct HasAfter;
+    /// Tag: the type does not implement `AfterToolCall`.
+    #[derive(Clone, Copy)]
+    pub struct NoAfter;
+
+    pub trait ViaBefore {
+        fn before_tag(&self) -> HasBefore {
+            HasBefore
         }
     }
-    pub trait ViaNoBefore<I> {
-        type Has;
-        fn before_hook(&self) -> (Option<BeforeHook<I>>, Self::Has);
-    }
-    impl<I> ViaNoBefore<I> for Probe<I> {
-        type Has = No;
-        fn before_hook(&self) -> (Option<BeforeHook<I>>, No) {
-            (None, No)
+    impl<I: BeforeToolCall> ViaBefore for &Probe<I> {}
+    pub trait ViaNoBefore {
+        fn before_tag(&self) -> NoBefore {
+            NoBefore
         }
     }
-    pub trait ViaAfter<I> {
-        type Has;
-        fn after_hook(&self) -> (Option<AfterHook<I>>, Self::Has);
-    }
-    impl<I: AfterToolCall> ViaAfter<I> for &Probe<I> {
-        type Has = Yes;
-        fn after_hook(&self) -> (Option<AfterHook<I>>, Yes) {
-            (Some(after_hook::<I>()), Yes)
+    impl<I> ViaNoBefore for Probe<I> {}
+    pub trait ViaAfter {
+        fn after_tag(&self) -> HasAfter {
+            HasAfter
         }
     }
-    pub trait ViaNoAfter<I> {
-        type Has;
-        fn after_hook(&self) -> (Option<AfterHook<I>>, Self::Has);
+    impl<I: AfterToolCall> ViaAfter for &Probe<I> {}
+    pub trait ViaNoAfter {
+        fn after_tag(&self) -> NoAfter {
+            NoAfter
+        }
     }
-    impl<I> ViaNoAfter<I> for Probe<I> {
-        type Has = No;
-        fn after_hook(&self) -> (Option<AfterHook<I>>, No) {
-            (None, No)
+    impl<I> ViaNoAfter for Probe<I> {}
+
+    impl HasBefore {
+        pub fn hook<I: BeforeToolCall>(self) -> Option<BeforeHook<I>> {
+            Some(before_hook::<I>())
+        }
+    }
+    impl NoBefore {
+        pub fn hook<I>(self) -> Option<BeforeHook<I>> {
+            None
+        }
+    }
+    impl HasAfter {
+        pub fn hook<I: AfterToolCall>(self) -> Option<AfterHook<I>> {
+            Some(after_hook::<I>())
+        }
+    }
+    impl NoAfter {
+        pub fn hook<I>(self) -> Option<AfterHook<I>> {
+            None
         }
     }
 
@@ -566,9 +598,9 @@ pub mod probe {
         note = "implement `BeforeToolCall` (`async fn before_tool_call`), `AfterToolCall` (`async fn after_tool_call`), or both, for `{I}`"
     )]
     pub trait HasHandler<I> {}
-    impl<I> HasHandler<I> for (Yes, No) {}
-    impl<I> HasHandler<I> for (No, Yes) {}
-    impl<I> HasHandler<I> for (Yes, Yes) {}
+    impl<I> HasHandler<I> for (HasBefore, NoAfter) {}
+    impl<I> HasHandler<I> for (NoBefore, HasAfter) {}
+    impl<I> HasHandler<I> for (HasBefore, HasAfter) {}
 
     pub fn require_handler<I, B, A>(_before: B, _after: A)
     where

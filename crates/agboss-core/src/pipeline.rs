@@ -18,7 +18,8 @@ use crate::di::{CallId, DiError, ExecutionContext, Resolver, Services, TenantCon
 use crate::dto::Dto;
 use crate::error::{BlockKind, ToolBlockedError, ToolCallError};
 use crate::interceptor::{
-    ErasedInterceptor, HookError, InputHolder, ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolOutput,
+    ErasedInterceptor, HookError, InputHolder, ToolCallContext, ToolCallDecision,
+    ToolCallResultContext, ToolOutput,
 };
 use crate::tool::{Tool, ToolMeta};
 
@@ -165,12 +166,13 @@ async fn run_inner<T: Tool>(
         };
         output = after_one(&**link, &resolver, result_call).await?;
     }
-    let typed = output
-        .into_typed::<T::Output>()
-        .map_err(|source| ToolCallError::InvalidOutput {
-            tool_name: meta.name.to_string(),
-            source,
-        })?;
+    let typed =
+        output
+            .into_typed::<T::Output>()
+            .map_err(|source| ToolCallError::InvalidOutput {
+                tool_name: meta.name.to_string(),
+                source,
+            })?;
     revalidate::<T>(meta, typed).map(Outcome::Ran)
 }
 
@@ -187,7 +189,12 @@ pub(crate) async fn before_one(
     match result {
         Ok(Ok(decision)) => {
             if !decision.is_allow() {
-                tracing::debug!(tool = call.tool.name, interceptor = name, ?decision, "tool call stopped");
+                tracing::debug!(
+                    tool = call.tool.name,
+                    interceptor = name,
+                    ?decision,
+                    "tool call stopped"
+                );
             }
             Ok(decision)
         }
@@ -441,12 +448,12 @@ pub mod harness {
             output,
         };
         let out = after_one(link, &resolver, call).await?;
-        let typed = out
-            .into_typed::<T::Output>()
-            .map_err(|source| ToolCallError::InvalidOutput {
-                tool_name: T::META.name.to_string(),
-                source,
-            })?;
+        let typed =
+            out.into_typed::<T::Output>()
+                .map_err(|source| ToolCallError::InvalidOutput {
+                    tool_name: T::META.name.to_string(),
+                    source,
+                })?;
         revalidate::<T>(T::META, typed)
     }
 }

@@ -31,6 +31,11 @@ use crate::interceptor::InterceptorMeta;
 ///     }
 /// }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "[tool.missing-handler] `{Self}` does not implement `ToolHandler<{I}, {O}>`",
+    label = "this tool has no `run`",
+    note = "add `impl ToolHandler<{I}, {O}> for {Self} {{ async fn run(&self, input: {I}) -> Result<{O}, ToolError> {{ .. }} }}`"
+)]
 pub trait ToolHandler<I, O>: Send + Sync {
     /// Runs the tool on a validated input.
     fn run(&self, input: I) -> impl Future<Output = Result<O, ToolError>> + Send;

@@ -67,8 +67,14 @@ pub struct Args {
 
 impl Args {
     /// Parses `attr` against `specs`, pushing every problem into `errors`.
-    pub fn parse(macro_name: &str, attr: TokenStream, specs: &[KeySpec], errors: &mut Errors) -> Args {
+    pub fn parse(
+        macro_name: &str,
+        attr: TokenStream,
+        specs: &[KeySpec],
+        errors: &mut Errors,
+    ) -> Args {
         let mut values: Vec<(&'static str, Value)> = Vec::new();
+        let mut seen: Vec<&'static str> = Vec::new();
         let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(attr) {
             Ok(m) => m,
             Err(e) => {
@@ -80,15 +86,25 @@ impl Args {
             }
         };
         let known: Vec<&str> = specs.iter().map(|s| s.key).collect();
+        // Keys suggested for a misspelt one: not reported again as missing.
+        let mut suggested: Vec<&str> = Vec::new();
         for meta in metas {
             let path = meta.path();
             let Some(ident) = path.get_ident() else {
-                errors.push(syn::Error::new(path.span(), format!("[attr.unknown-key] unknown key in `#[{macro_name}]`; the keys are: {}", known.join(", "))));
+                errors.push(syn::Error::new(
+                    path.span(),
+                    format!(
+                        "[attr.unknown-key] unknown key in `#[{macro_name}]`; the keys are: {}",
+                        known.join(", ")
+                    ),
+                ));
                 continue;
             };
             let name = ident.to_string();
             let Some(spec) = specs.iter().find(|s| s.key == name) else {
-                let hint = suggest(&name, &known)
+                let close = suggest(&name, &known);
+                suggested.extend(close);
+                let hint = close
                     .map(|k| format!("did you mean `{k}`? "))
                     .unwrap_or_default();
                 errors.push(syn::Error::new(
@@ -97,26 +113,33 @@ impl Args {
                 ));
                 continue;
             };
-            if values.iter().any(|(k, _)| *k == spec.key) {
+            if seen.contains(&spec.key) {
                 errors.push(syn::Error::new(
                     ident.span(),
                     format!("[attr.duplicate-key] `{name}` is given twice in `#[{macro_name}]`; keep one"),
                 ));
                 continue;
             }
+            seen.push(spec.key);
             match read_value(spec, &meta) {
                 Ok(v) => values.push((spec.key, v)),
                 Err(span) => errors.push(syn::Error::new(
                     span,
-                    format!("[attr.value] `{name}` expects `{}`", spec.shape.example(spec.key)),
+                    format!(
+                        "[attr.value] `{name}` expects `{}`",
+                        spec.shape.example(spec.key)
+                    ),
                 )),
             }
         }
         for spec in specs.iter().filter(|s| s.required) {
-            if !values.iter().any(|(k, _)| *k == spec.key) {
+            if !seen.contains(&spec.key) && !suggested.contains(&spec.key) {
                 errors.push(syn::Error::new(
                     Span::call_site(),
-                    format!("[attr.missing-key] `#[{macro_name}]` needs `{}`", spec.shape.example(spec.key)),
+                    format!(
+                        "[attr.missing-key] `#[{macro_name}]` needs `{}`",
+                        spec.shape.example(spec.key)
+                    ),
                 ));
             }
         }
@@ -166,7 +189,7 @@ fn read_value(spec: &KeySpec, meta: &Meta) -> Result<Value, Span> {
         (Shape::Flag, Meta::Path(p)) => {
             let _ = p;
             Ok(Value::Flag)
-        },
+        }
         (Shape::Flag, other) => Err(other.span()),
         (_, Meta::NameValue(nv)) => {
             let expr = strip_groups(&nv.value);
@@ -179,7 +202,9 @@ fn read_value(spec: &KeySpec, meta: &Meta) -> Result<Value, Span> {
                     Lit::Int(i) => Ok(Value::Int(i.clone())),
                     other => Err(other.span()),
                 },
-                (Shape::Path, Expr::Path(p)) if p.qself.is_none() => Ok(Value::Path(p.path.clone())),
+                (Shape::Path, Expr::Path(p)) if p.qself.is_none() => {
+                    Ok(Value::Path(p.path.clone()))
+                }
                 (Shape::PathList, Expr::Array(arr)) => {
                     let mut out = Vec::new();
                     for elem in &arr.elems {

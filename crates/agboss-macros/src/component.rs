@@ -8,7 +8,11 @@ use crate::diag::Errors;
 use crate::rules::Kind;
 
 /// Parses the annotated item as a struct, or reports `[attr.not-a-struct]`.
-pub fn parse_struct(kind: Kind, item: TokenStream, errors: &mut Errors) -> Result<ItemStruct, TokenStream> {
+pub fn parse_struct(
+    kind: Kind,
+    item: TokenStream,
+    errors: &mut Errors,
+) -> Result<ItemStruct, TokenStream> {
     match syn::parse2::<ItemStruct>(item.clone()) {
         Ok(s) => {
             if !s.generics.params.is_empty() {
@@ -38,7 +42,11 @@ pub fn parse_struct(kind: Kind, item: TokenStream, errors: &mut Errors) -> Resul
 }
 
 /// The user's item, then the generated code, or the errors (the item is kept either way).
-pub fn finish(item: &ItemStruct, errors: Errors, generated: impl FnOnce() -> TokenStream) -> TokenStream {
+pub fn finish(
+    item: &ItemStruct,
+    errors: Errors,
+    generated: impl FnOnce() -> TokenStream,
+) -> TokenStream {
     if errors.is_empty() {
         let generated = generated();
         quote!(#item #generated)
@@ -55,4 +63,19 @@ pub fn interceptor_list(paths: &[syn::Path]) -> TokenStream {
         quote::quote_spanned!(syn::spanned::Spanned::span(p)=> <#p as ::agboss_core::__private::ToolInterceptor>::META)
     });
     quote!(&[#(#items),*])
+}
+
+/// `[cascade.attach-and-exclude]`: one scope cannot both attach and exclude an interceptor.
+pub fn check_attach_exclude(attach: &[syn::Path], exclude: &[syn::Path], errors: &mut Errors) {
+    for ex in exclude {
+        if attach.iter().any(|a| a == ex) {
+            errors.push(syn::Error::new_spanned(
+                ex,
+                format!(
+                    "[cascade.attach-and-exclude] `{}` is both attached and excluded here; `exclude_tool_interceptors` removes an interceptor inherited from an outer scope, so keep it in only one list",
+                    quote!(#ex)
+                ),
+            ));
+        }
+    }
 }

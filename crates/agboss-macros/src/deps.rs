@@ -106,21 +106,21 @@ impl Deps {
 
     /// `&[<FieldTy as Inject>::DEP, ...]`
     pub fn dep_metas(&self) -> TokenStream {
-        let metas = self.fields.iter().map(|(_, ty)| {
-            quote_spanned!(ty.span()=> <#ty as ::agboss_core::__private::Inject>::DEP)
-        });
+        let metas = self.fields.iter().map(
+            |(_, ty)| quote_spanned!(ty.span()=> <#ty as ::agboss_core::__private::Inject>::DEP),
+        );
         quote!(&[#(#metas),*])
     }
 
-    /// `Self { field: <FieldTy as Inject>::inject(resolver)?, ... }`
-    pub fn construct(&self) -> TokenStream {
+    /// `Ty { field: <FieldTy as Inject>::inject(resolver)?, ... }`
+    pub fn construct(&self, ty: &TokenStream) -> TokenStream {
         if self.unit {
-            return quote!(Self);
+            return quote!(#ty);
         }
         let inits = self.fields.iter().map(|(ident, ty)| {
             quote_spanned!(ty.span()=> #ident: <#ty as ::agboss_core::__private::Inject>::inject(resolver)?)
         });
-        quote!(Self { #(#inits),* })
+        quote!(#ty { #(#inits),* })
     }
 }
 

@@ -48,7 +48,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             None => (quote!(&[]), quote!(::core::option::Option::None)),
             Some(deps) => {
                 let metas = deps.dep_metas();
-                let construct = deps.construct();
+                let construct = deps.construct(&quote!(#ident));
                 (
                     metas,
                     quote!(::core::option::Option::Some({

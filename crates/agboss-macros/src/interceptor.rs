@@ -30,7 +30,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let name = args.str("name").expect("checked");
         let description = args.str("description").expect("checked");
         let dep_metas = deps.dep_metas();
-        let construct = deps.construct();
+        let construct = deps.construct(&quote!(Self));
         let type_name = ident.to_string();
         let p = quote!(::agboss_core::__private);
         // Spanned at the struct name: `[tool-interceptor.missing-handler]` points there.
@@ -47,10 +47,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 > {
                     #[allow(unused_imports)]
                     use #p::{ViaAfter as _, ViaBefore as _, ViaNoAfter as _, ViaNoBefore as _};
-                    let (before, before_marker) = (&&#p::Probe::<#ident>::new()).before_hook();
-                    let (after, after_marker) = (&&#p::Probe::<#ident>::new()).after_hook();
+                    let before_marker = (&&#p::Probe::<#ident>::new()).before_tag();
+                    let after_marker = (&&#p::Probe::<#ident>::new()).after_tag();
                     #handler_check
-                    #p::TypedInterceptor::<#ident>::build(services, before, after)
+                    #p::TypedInterceptor::<#ident>::build(
+                        services,
+                        before_marker.hook::<#ident>(),
+                        after_marker.hook::<#ident>(),
+                    )
                 }
                 impl #p::ToolInterceptor for #ident {
                     const META: &'static #p::InterceptorMeta = &#p::InterceptorMeta {

@@ -62,11 +62,40 @@ fn kebab_suggestion(name: &str, kind: Kind) -> String {
             prev_dash = true;
         }
     }
-    let mut out = out.trim_matches('-').to_string();
-    if !out.ends_with(kind.name_suffix) {
-        out.push_str(kind.name_suffix);
+    // Drop trailing words of the suffix already there (`audit-interceptor` → `audit`), then
+    // append the whole suffix.
+    let suffix_words: Vec<&str> = kind
+        .name_suffix
+        .split('-')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut words: Vec<&str> = out.split('-').filter(|w| !w.is_empty()).collect();
+    while words.len() > 1 && words.last().is_some_and(|w| suffix_words.contains(w)) {
+        words.pop();
     }
-    out
+    format!("{}{}", words.join("-"), kind.name_suffix)
+}
+
+/// Suggests a struct name with the kind's suffix (`AuditInterceptor` → `AuditToolInterceptor`).
+fn type_suggestion(name: &str, kind: Kind) -> String {
+    let mut words: Vec<String> = Vec::new();
+    for c in kind.type_suffix.chars() {
+        if c.is_ascii_uppercase() || words.is_empty() {
+            words.push(String::new());
+        }
+        words.last_mut().expect("pushed").push(c);
+    }
+    let mut base = name;
+    for k in (1..=words.len()).rev() {
+        let tail: String = words[words.len() - k..].concat();
+        if let Some(stripped) = name.strip_suffix(&tail) {
+            if !stripped.is_empty() {
+                base = stripped;
+                break;
+            }
+        }
+    }
+    format!("{base}{}", kind.type_suffix)
 }
 
 /// Checks the registered name and the struct name of a component.
@@ -99,8 +128,10 @@ pub fn check_names(kind: Kind, name: Option<&LitStr>, ident: &Ident, errors: &mu
         errors.push(syn::Error::new(
             ident.span(),
             format!(
-                "[name.kind-suffix] a `#[{}]` struct's name must end with `{}`: rename `{type_name}` to e.g. `{type_name}{}`",
-                kind.attr, kind.type_suffix, kind.type_suffix
+                "[name.kind-suffix] a `#[{}]` struct's name must end with `{}`: rename `{type_name}` to e.g. `{}`",
+                kind.attr,
+                kind.type_suffix,
+                type_suggestion(&type_name, kind)
             ),
         ));
     }
@@ -145,5 +176,14 @@ mod tests {
             kebab_suggestion("tenant", TOOL_INTERCEPTOR),
             "tenant-tool-interceptor"
         );
+        assert_eq!(
+            kebab_suggestion("audit-interceptor", TOOL_INTERCEPTOR),
+            "audit-tool-interceptor"
+        );
+        assert_eq!(
+            type_suggestion("AuditInterceptor", TOOL_INTERCEPTOR),
+            "AuditToolInterceptor"
+        );
+        assert_eq!(type_suggestion("GetOrder", TOOL), "GetOrderTool");
     }
 }

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::args::{Args, Shape, key};
-use crate::component::{finish, interceptor_list, parse_struct};
+use crate::component::{check_attach_exclude, finish, interceptor_list, parse_struct};
 use crate::deps::Deps;
 use crate::diag::Errors;
 use crate::rules::{TOOL, check_description, check_names};
@@ -30,9 +30,15 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let args = Args::parse("tool", attr, KEYS, &mut errors);
     check_names(TOOL, args.str("name"), &item.ident, &mut errors);
     check_description(TOOL, args.str("description"), &mut errors);
-    let max_result_size = parse_positive(args.int("max_result_size"), "max_result_size", &mut errors);
+    let max_result_size =
+        parse_positive(args.int("max_result_size"), "max_result_size", &mut errors);
     let timeout_ms = parse_positive(args.int("timeout_ms"), "timeout_ms", &mut errors);
     let deps = Deps::check(&item, args.paths("deps"), &mut errors);
+    check_attach_exclude(
+        args.paths("tool_interceptors"),
+        args.paths("exclude_tool_interceptors"),
+        &mut errors,
+    );
 
     finish(&item, errors, || {
         let ident = &item.ident;
@@ -43,7 +49,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let attach = interceptor_list(args.paths("tool_interceptors"));
         let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
         let dep_metas = deps.dep_metas();
-        let construct = deps.construct();
+        let construct = deps.construct(&quote!(Self));
         let max = option_tokens(max_result_size, quote!(usize));
         let timeout = option_tokens(timeout_ms, quote!(u64));
         let type_name = ident.to_string();
@@ -89,7 +95,10 @@ fn parse_positive(lit: Option<&syn::LitInt>, key: &str, errors: &mut Errors) -> 
         Ok(0) | Err(_) => {
             errors.push(syn::Error::new(
                 lit.span(),
-                format!("[tool.{}] `{key}` must be a positive whole number", key.replace('_', "-")),
+                format!(
+                    "[tool.{}] `{key}` must be a positive whole number",
+                    key.replace('_', "-")
+                ),
             ));
             None
         }

@@ -44,7 +44,9 @@ use std::sync::Arc;
 use agboss_core::__private::{ErasedInterceptor, Services, ToolInterceptor};
 use agboss_core::di::Injectable;
 use agboss_core::pipeline::{harness, harness_build};
-use agboss_core::{App, AppBuilder, BuildError, TenantContext, Tool, ToolCallDecision, ToolCallError, ToolOutput};
+use agboss_core::{
+    App, AppBuilder, BuildError, TenantContext, Tool, ToolCallDecision, ToolCallError, ToolOutput,
+};
 use serde_json::Value;
 
 /// Options of a test harness: the tenant and service overrides.
@@ -131,7 +133,13 @@ impl<I: ToolInterceptor> InterceptorHarness<I> {
         &self,
         input: Value,
     ) -> Result<ToolCallDecision, ToolCallError> {
-        harness::before::<T>(&*self.interceptor, &self.services, self.tenant.as_ref(), &input).await
+        harness::before::<T>(
+            &*self.interceptor,
+            &self.services,
+            self.tenant.as_ref(),
+            &input,
+        )
+        .await
     }
 
     /// Runs `after_tool_call` for a call of tool `T` with a JSON input and an output (typed or

@@ -1,0 +1,12 @@
+use agboss_core::dto::Dto;
+use agboss_core::*;
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct InDto {
+    #[text(prompt = "Text")]
+    pub text: String,
+}
+
+#[tool_interceptor(name = "audit-tool-interceptor", description = "Audits")]
+pub struct AuditToolInterceptor;
+fn main() {}

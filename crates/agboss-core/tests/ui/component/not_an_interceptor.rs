@@ -1,0 +1,26 @@
+use agboss_core::dto::Dto;
+use agboss_core::*;
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct InDto {
+    #[text(prompt = "Text")]
+    pub text: String,
+}
+
+#[tool(name = "get-order-tool", description = "Loads", input = InDto, output = InDto, tool_interceptors = [OtherTool])]
+pub struct GetOrderTool;
+
+impl ToolHandler<InDto, InDto> for GetOrderTool {
+    async fn run(&self, input: InDto) -> Result<InDto, ToolError> {
+        Ok(input)
+    }
+}
+#[tool(name = "other-tool", description = "Other", input = InDto, output = InDto)]
+pub struct OtherTool;
+
+impl ToolHandler<InDto, InDto> for OtherTool {
+    async fn run(&self, input: InDto) -> Result<InDto, ToolError> {
+        Ok(input)
+    }
+}
+fn main() {}
