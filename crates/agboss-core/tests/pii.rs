@@ -159,6 +159,8 @@ fn card_detector() {
     // Markdown emphasis is not glue.
     assert_finds(&d, "**4242 4242 4242 4242**", "4242 4242 4242 4242");
     assert_finds(&d, "*4242424242424242*.", "4242424242424242");
+    // What a partial mask keeps does not combine with what follows.
+    assert_none(&d, "**************4927 0000 00000");
     // A card followed by an expiry date still is one.
     assert_finds(&d, "4242 4242 4242 4242 12 27", "4242 4242 4242 4242");
     for text in [

@@ -23,11 +23,11 @@ fn is_word(c: char) -> bool {
 
 /// Whether `text[start..end]` stands on its own: the character before (after) it is not a
 /// word character, nor one of `joins` itself preceded (followed) by a word character (so
-/// `1.2.3.4.5` holds no IPv4 and `12.4242…` no card), nor a run of `*` glued to a word
-/// character (or, after the value, to `@`): the shape of partial masks such as
-/// `j***@example.com` or `****4242`, so that what a partial mask keeps never combines with
-/// its neighbours into a new finding. Markdown emphasis (`**4242 4242 4242 4242**`) does not
-/// glue.
+/// `1.2.3.4.5` holds no IPv4 and `12.4242…` no card), nor a run of `*` that is 4 or more
+/// long or glued to a word character (or, after the value, to `@`): the shape of partial
+/// masks such as `j***@example.com` or `************4242`, so that what a partial mask
+/// keeps never combines with its neighbours into a new finding. Markdown emphasis
+/// (`**4242 4242 4242 4242**`) does not glue.
 fn bounded(text: &str, start: usize, end: usize, joins: &[char]) -> bool {
     let (Some(head), Some(tail)) = (text.get(..start), text.get(end..)) else {
         return false;
@@ -36,7 +36,10 @@ fn bounded(text: &str, start: usize, end: usize, joins: &[char]) -> bool {
         let mut it = head.chars().rev();
         match it.next() {
             Some(c) if is_word(c) => true,
-            Some('*') => head.trim_end_matches('*').ends_with(is_word),
+            Some('*') => {
+                let rest = head.trim_end_matches('*');
+                head.len() - rest.len() >= 4 || rest.ends_with(is_word)
+            }
             Some(c) if joins.contains(&c) => it.next().is_some_and(is_word),
             _ => false,
         }
@@ -45,9 +48,10 @@ fn bounded(text: &str, start: usize, end: usize, joins: &[char]) -> bool {
         let mut it = tail.chars();
         match it.next() {
             Some(c) if is_word(c) => true,
-            Some('*') => tail
-                .trim_start_matches('*')
-                .starts_with(|c: char| is_word(c) || c == '@'),
+            Some('*') => {
+                let rest = tail.trim_start_matches('*');
+                tail.len() - rest.len() >= 4 || rest.starts_with(|c: char| is_word(c) || c == '@')
+            }
             Some(c) if joins.contains(&c) => it.next().is_some_and(is_word),
             _ => false,
         }
@@ -836,5 +840,7 @@ mod tests {
         assert!(!bounded("0::0***@a.aa", 0, 4, &[]));
         assert!(!bounded("x***42", 4, 6, &[]));
         assert!(bounded("***42", 3, 5, &[]));
+        assert!(!bounded("****42", 4, 6, &[]));
+        assert!(!bounded("42****", 0, 2, &[]));
     }
 }
