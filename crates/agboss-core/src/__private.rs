@@ -5,6 +5,8 @@ pub use inventory;
 pub use serde;
 pub use serde_json;
 
+pub use crate::agent::{Agent, AgentMeta, Router, RouterMeta, ToolErrorPolicy};
+pub use crate::cascade::{Application, ApplicationMeta, Workflow, WorkflowMeta};
 pub use crate::di::{
     DepKind, DepMeta, DiError, Inject, Injectable, InjectableMeta, Resolver, Services, any_context,
 };

@@ -48,6 +48,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod agent;
 pub mod cascade;
 pub mod di;
 pub mod dto;
@@ -62,8 +63,12 @@ pub mod tool;
 #[doc(hidden)]
 pub mod __private;
 
-pub use agboss_macros::{injectable, tool, tool_interceptor};
-pub use cascade::{App, AppBuilder, Chain, DynToolHandle, ToolHandle};
+pub use agboss_macros::{agent, application, injectable, router, tool, tool_interceptor, workflow};
+pub use agent::{Agent, Router, ToolErrorPolicy};
+pub use cascade::{
+    App, AppBuilder, Application, BoundTool, BuildWarning, Chain, DynToolHandle, ResolvedAgent,
+    ResolvedRouter, ResolvedWorkflow, ToolHandle, Workflow,
+};
 pub use di::{CallId, ExecutionContext, Injectable, TenantContext};
 pub use error::{
     BlockKind, BuildError, InterceptorError, StepFailedError, ToolBlockedError, ToolCallError,

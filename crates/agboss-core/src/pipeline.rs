@@ -334,6 +334,7 @@ pub trait ErasedToolSlot: Send + Sync {
         chain: &'a Chain,
         env: CallEnv<'a>,
         args: &'a str,
+        max_result_size: Option<usize>,
     ) -> BoxFuture<'a, Result<JsonOutcome, ToolCallError>>;
 }
 
@@ -346,6 +347,7 @@ impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
         chain: &'a Chain,
         env: CallEnv<'a>,
         args: &'a str,
+        max_result_size: Option<usize>,
     ) -> BoxFuture<'a, Result<JsonOutcome, ToolCallError>> {
         Box::pin(async move {
             let meta = T::META;
@@ -362,7 +364,7 @@ impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
                             tool_name: meta.name.to_string(),
                             message: e.to_string(),
                         })?;
-                    let truncated = truncate_result(&mut text, meta.max_result_size);
+                    let truncated = truncate_result(&mut text, max_result_size);
                     Ok(JsonOutcome::Ran { text, truncated })
                 }
                 Outcome::ReplyToModel {

@@ -2,6 +2,8 @@
 //! components, look them up by name and refuse duplicate names.
 use std::collections::HashMap;
 
+use crate::agent::{AgentMeta, RouterMeta};
+use crate::cascade::{ApplicationMeta, WorkflowMeta};
 use crate::di::InjectableMeta;
 use crate::error::BuildError;
 use crate::interceptor::InterceptorMeta;
@@ -17,6 +19,14 @@ pub enum Registration {
     ToolInterceptor(&'static InterceptorMeta),
     /// An `#[injectable]` service.
     Injectable(&'static InjectableMeta),
+    /// An `#[agent]`.
+    Agent(&'static AgentMeta),
+    /// A `#[router]`.
+    Router(&'static RouterMeta),
+    /// A `#[workflow]`.
+    Workflow(&'static WorkflowMeta),
+    /// An `#[application]`.
+    Application(&'static ApplicationMeta),
 }
 
 inventory::collect!(Registration);
@@ -28,6 +38,10 @@ impl Registration {
             Self::Tool(_) => "tool",
             Self::ToolInterceptor(_) => "tool-interceptor",
             Self::Injectable(_) => "injectable",
+            Self::Agent(_) => "agent",
+            Self::Router(_) => "router",
+            Self::Workflow(_) => "workflow",
+            Self::Application(_) => "application",
         }
     }
     /// The registered name (the type name for services).
@@ -36,6 +50,10 @@ impl Registration {
             Self::Tool(m) => m.name,
             Self::ToolInterceptor(m) => m.name,
             Self::Injectable(m) => m.type_name,
+            Self::Agent(m) => m.name,
+            Self::Router(m) => m.name,
+            Self::Workflow(m) => m.name,
+            Self::Application(m) => m.name,
         }
     }
     /// The description (empty for services).
@@ -44,6 +62,10 @@ impl Registration {
             Self::Tool(m) => m.description,
             Self::ToolInterceptor(m) => m.description,
             Self::Injectable(_) => "",
+            Self::Agent(m) => m.description,
+            Self::Router(m) => m.description,
+            Self::Workflow(m) => m.description,
+            Self::Application(m) => m.description,
         }
     }
     /// The Rust type name.
@@ -52,6 +74,10 @@ impl Registration {
             Self::Tool(m) => m.type_name,
             Self::ToolInterceptor(m) => m.type_name,
             Self::Injectable(m) => m.type_name,
+            Self::Agent(m) => m.type_name,
+            Self::Router(m) => m.type_name,
+            Self::Workflow(m) => m.type_name,
+            Self::Application(m) => m.type_name,
         }
     }
 }

@@ -65,6 +65,31 @@ pub fn interceptor_list(paths: &[syn::Path]) -> TokenStream {
     quote!(&[#(#items),*])
 }
 
+/// `&[<T as Trait>::META, ...]` for any component trait, spanned at each path so that a wrong
+/// type reads the trait's own `on_unimplemented` message at the right place.
+pub fn meta_list(paths: &[syn::Path], trait_name: &str) -> TokenStream {
+    let tr = syn::Ident::new(trait_name, proc_macro2::Span::call_site());
+    let items = paths.iter().map(|p| {
+        quote::quote_spanned!(syn::spanned::Spanned::span(p)=> <#p as ::agboss_core::__private::#tr>::META)
+    });
+    quote!(&[#(#items),*])
+}
+
+/// `[attr.duplicate-entry]`: a list names the same type twice.
+pub fn check_no_duplicates(key: &str, paths: &[syn::Path], errors: &mut Errors) {
+    for (i, p) in paths.iter().enumerate() {
+        if paths[..i].iter().any(|q| q == p) {
+            errors.push(syn::Error::new_spanned(
+                p,
+                format!(
+                    "[attr.duplicate-entry] `{}` is listed twice in `{key}`; list it once",
+                    quote!(#p)
+                ),
+            ));
+        }
+    }
+}
+
 /// `[cascade.attach-and-exclude]`: one scope cannot both attach and exclude an interceptor.
 pub fn check_attach_exclude(attach: &[syn::Path], exclude: &[syn::Path], errors: &mut Errors) {
     for ex in exclude {

@@ -15,6 +15,7 @@ mod dto;
 mod injectable;
 mod interceptor;
 mod rules;
+mod scopes;
 mod tool;
 
 /// Derives `agboss_core::dto::Dto`: serde with camelCase wire names, a JSON Schema and validation.
@@ -39,4 +40,28 @@ pub fn tool_interceptor(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn injectable(attr: TokenStream, item: TokenStream) -> TokenStream {
     injectable::expand(attr.into(), item.into()).into()
+}
+
+/// Declares an agent: a model in a tool loop over its tools.
+#[proc_macro_attribute]
+pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
+    scopes::agent(attr.into(), item.into()).into()
+}
+
+/// Declares a router: picks one of its agents for an input.
+#[proc_macro_attribute]
+pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
+    scopes::router(attr.into(), item.into()).into()
+}
+
+/// Declares a workflow: the scope between the application and its agents.
+#[proc_macro_attribute]
+pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
+    scopes::workflow(attr.into(), item.into()).into()
+}
+
+/// Declares the application: the outermost scope.
+#[proc_macro_attribute]
+pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
+    scopes::application(attr.into(), item.into()).into()
 }

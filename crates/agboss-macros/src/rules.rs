@@ -30,6 +30,31 @@ pub const TOOL_INTERCEPTOR: Kind = Kind {
     type_suffix: "ToolInterceptor",
 };
 
+pub const AGENT: Kind = Kind {
+    label: "agent",
+    attr: "agent",
+    name_suffix: "-agent",
+    type_suffix: "Agent",
+};
+pub const ROUTER: Kind = Kind {
+    label: "router",
+    attr: "router",
+    name_suffix: "-router",
+    type_suffix: "Router",
+};
+pub const WORKFLOW: Kind = Kind {
+    label: "workflow",
+    attr: "workflow",
+    name_suffix: "-workflow",
+    type_suffix: "Workflow",
+};
+pub const APPLICATION: Kind = Kind {
+    label: "application",
+    attr: "application",
+    name_suffix: "-application",
+    type_suffix: "Application",
+};
+
 /// True for `lower-kebab-case`: lowercase ASCII letters and digits in dash-separated words,
 /// starting with a letter.
 pub fn is_kebab_case(name: &str) -> bool {
