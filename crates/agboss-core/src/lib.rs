@@ -49,6 +49,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod callback;
 pub mod cascade;
 pub mod di;
 pub mod dto;

@@ -460,6 +460,8 @@ struct AppInner {
     routers: Vec<Arc<ResolvedRouter>>,
     workflows: Vec<Arc<ResolvedWorkflow>>,
     warnings: Vec<BuildWarning>,
+    model: Option<crate::model::SharedChatModel>,
+    agent_models: HashMap<&'static str, crate::model::SharedChatModel>,
 }
 
 pub(crate) struct ToolEntry {
@@ -517,6 +519,8 @@ pub struct AppBuilder {
     max_result_size: Option<usize>,
     services: Services,
     deny_warnings: bool,
+    model: Option<crate::model::SharedChatModel>,
+    agent_models: HashMap<&'static str, crate::model::SharedChatModel>,
 }
 
 impl App {
@@ -533,6 +537,8 @@ impl App {
             max_result_size: None,
             services: Services::default(),
             deny_warnings: false,
+            model: None,
+            agent_models: HashMap::new(),
         }
     }
 
@@ -625,6 +631,14 @@ impl App {
     /// A workflow by name.
     pub fn workflow_by_name(&self, name: &str) -> Option<&Arc<ResolvedWorkflow>> {
         self.inner.workflows.iter().find(|w| w.meta.name == name)
+    }
+
+    /// The chat model of an agent or router: its own if one was set, else the default.
+    pub fn model_for(&self, agent_or_router_name: &str) -> Option<&crate::model::SharedChatModel> {
+        self.inner
+            .agent_models
+            .get(agent_or_router_name)
+            .or(self.inner.model.as_ref())
     }
 
     /// What the build found suspicious (see [`BuildWarning`]).
@@ -722,6 +736,25 @@ impl AppBuilder {
     /// Like [`AppBuilder::provide`], with a shared instance.
     pub fn provide_arc<S: Injectable>(mut self, service: Arc<S>) -> Self {
         self.services.insert(service);
+        self
+    }
+    /// The default chat model of every agent and router.
+    pub fn model(mut self, model: impl crate::model::ChatModel + 'static) -> Self {
+        self.model = Some(Arc::new(model));
+        self
+    }
+    /// The default chat model, already shared.
+    pub fn shared_model(mut self, model: crate::model::SharedChatModel) -> Self {
+        self.model = Some(model);
+        self
+    }
+    /// A chat model for one agent (or router), overriding the default.
+    pub fn agent_model(
+        mut self,
+        agent_or_router_name: &'static str,
+        model: crate::model::SharedChatModel,
+    ) -> Self {
+        self.agent_models.insert(agent_or_router_name, model);
         self
     }
     /// Makes every [`BuildWarning`] a build error.
@@ -947,6 +980,8 @@ impl AppBuilder {
                 routers,
                 workflows,
                 warnings,
+                model: self.model,
+                agent_models: self.agent_models,
             }),
         })
     }
