@@ -290,7 +290,7 @@ pub(crate) fn luhn_valid(digits: &[u8]) -> bool {
         }
         sum += v;
     }
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// Payment card numbers: 13 to 19 digits, either contiguous or in groups of 3 to 6 digits

@@ -22,15 +22,16 @@
 //!
 //! # Masking strategies
 //!
-//! * [`MaskStrategy::Redact`]: `[REDACTED:<name>]`.
-//! * [`MaskStrategy::Partial`]: keeps a little of the value, as defined by
+//! * [`MaskStrategy::Redact`] writes `[REDACTED:<name>]`.
+//! * [`MaskStrategy::Partial`] keeps a little of the value, as defined by
 //!   [`Detector::partial`]: cards keep their last `keep` digits (`************4242`),
 //!   e-mails keep the first character and the domain (`j***@example.com`; only the
 //!   top-level label, `j***@***.com`, if the domain holds digits), IP addresses keep
 //!   their last group (`***.***.*.7`), every other detector keeps its last `keep` characters
 //!   (`*******6789`). Never more than half of the characters are kept.
-//! * [`MaskStrategy::Hash`]: `[<name>:<12 hex digits>]`, the start of an HMAC-SHA-256 of the
-//!   (canonicalized, see [`Detector::canonical`]) value under the masker's secret key
+//! * [`MaskStrategy::Hash`] writes `[<name>:<12 hex digits>]`, the start of an
+//!   HMAC-SHA-256 of the (canonicalized, see [`Detector::canonical`]) value under the
+//!   masker's secret key
 //!   ([`PiiMaskerBuilder::hash_key`]): the same value always gives the same token under the
 //!   same key, so masked logs stay correlatable, but the token cannot be reversed nor
 //!   brute-forced without the key.
