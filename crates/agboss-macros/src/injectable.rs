@@ -1,4 +1,5 @@
-//! `#[injectable]`, `#[injectable(deps = [...])]`, `#[injectable(provided)]`.
+//! `#[injectable]`, `#[injectable(deps = [...])]`, `#[injectable(default)]` (built with
+//! `Default::default()`), `#[injectable(provided)]` (the app is handed an instance).
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -18,6 +19,7 @@ const INJECTABLE: Kind = Kind {
 const KEYS: &[crate::args::KeySpec] = &[
     key("deps", Shape::PathList, false),
     key("provided", Shape::Flag, false),
+    key("default", Shape::Flag, false),
 ];
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -28,13 +30,26 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let args = Args::parse("injectable", attr, KEYS, &mut errors);
     let provided = args.flag("provided");
+    let default = args.flag("default");
+    if provided && default {
+        errors.push(syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "[injectable.construction] choose one of `provided` (the app is handed an instance) and `default` (built with `Default::default()`)",
+        ));
+    }
+    if default && !args.paths("deps").is_empty() {
+        errors.push(syn::Error::new(
+            args.paths_span("deps").unwrap_or_else(proc_macro2::Span::call_site),
+            "[injectable.construction] a `default` service is built with `Default::default()`, so it takes no `deps`; remove one of them",
+        ));
+    }
     if provided && !args.paths("deps").is_empty() {
         errors.push(syn::Error::new(
             args.paths_span("deps").unwrap_or_else(proc_macro2::Span::call_site),
             "[injectable.provided-deps] a `provided` service is handed to the app ready-made, so it takes no `deps`; remove one of them",
         ));
     }
-    let deps = if provided {
+    let deps = if provided || default {
         None
     } else {
         Some(Deps::check(&item, args.paths("deps"), &mut errors))
@@ -45,6 +60,22 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let type_name = ident.to_string();
         let p = quote!(::agboss_core::__private);
         let (dep_metas, construct) = match &deps {
+            None if default => (
+                quote!(&[]),
+                quote!(::core::option::Option::Some({
+                    fn __agboss_construct(
+                        _resolver: &#p::Resolver<'_>,
+                    ) -> ::core::result::Result<
+                        #p::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>,
+                        #p::DiError,
+                    > {
+                        #p::erase_service::<#ident>(::core::result::Result::Ok(
+                            <#ident as ::core::default::Default>::default(),
+                        ))
+                    }
+                    __agboss_construct
+                })),
+            ),
             None => (quote!(&[]), quote!(::core::option::Option::None)),
             Some(deps) => {
                 let metas = deps.dep_metas();

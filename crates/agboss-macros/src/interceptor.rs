@@ -34,7 +34,9 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let type_name = ident.to_string();
         let p = quote!(::agboss_core::__private);
         // Spanned at the struct name: `[tool-interceptor.missing-handler]` points there.
-        let handler_check = quote_spanned! {ident.span()=>
+        // Located at the struct name, resolved at the call site (hygiene stays with the bindings).
+        let span = proc_macro2::Span::call_site().located_at(ident.span());
+        let handler_check = quote_spanned! {span=>
             #p::require_handler::<#ident, _, _>(before_marker, after_marker);
         };
         quote! {

@@ -462,6 +462,7 @@ struct AppInner {
     warnings: Vec<BuildWarning>,
     model: Option<crate::model::SharedChatModel>,
     agent_models: HashMap<&'static str, crate::model::SharedChatModel>,
+    listeners: crate::listener::ToolCallListenerSet,
 }
 
 pub(crate) struct ToolEntry {
@@ -521,6 +522,7 @@ pub struct AppBuilder {
     deny_warnings: bool,
     model: Option<crate::model::SharedChatModel>,
     agent_models: HashMap<&'static str, crate::model::SharedChatModel>,
+    pub(crate) listeners: crate::listener::ToolCallListenerSet,
 }
 
 impl App {
@@ -539,6 +541,7 @@ impl App {
             deny_warnings: false,
             model: None,
             agent_models: HashMap::new(),
+            listeners: Default::default(),
         }
     }
 
@@ -644,6 +647,16 @@ impl App {
     /// What the build found suspicious (see [`BuildWarning`]).
     pub fn warnings(&self) -> &[BuildWarning] {
         &self.inner.warnings
+    }
+
+    /// The tool-call listeners of the app (see [`crate::listener`]).
+    pub fn tool_call_listeners(&self) -> &crate::listener::ToolCallListenerSet {
+        &self.inner.listeners
+    }
+
+    /// Every tool of the app, bound on its direct (application → tool) chain.
+    pub fn bound_tools(&self) -> impl Iterator<Item = &BoundTool> {
+        self.inner.tools.iter().map(|t| &t.bound)
     }
 
     /// Renders the resolved structure: every path, every tool's chain in order, where each
@@ -771,6 +784,7 @@ impl AppBuilder {
             pool: InterceptorPool::default(),
             slots: HashMap::new(),
             warnings: Vec::new(),
+            exclusions: Vec::new(),
             app_max: self.max_result_size,
         };
         let app_scope = ScopeSpec {
@@ -871,6 +885,14 @@ impl AppBuilder {
 
         // Warnings.
         let mut warnings = r.warnings;
+        for (at, interceptor, used) in &r.exclusions {
+            if !used {
+                warnings.push(BuildWarning::UselessExclusion {
+                    interceptor: interceptor.name,
+                    at: *at,
+                });
+            }
+        }
         if self.application.is_some() {
             let reached_agents: Vec<&str> = pending_agents.iter().map(|a| a.meta.name).collect();
             let reached_routers: Vec<&str> = pending_routers.iter().map(|r| r.1.name).collect();
@@ -982,6 +1004,7 @@ impl AppBuilder {
                 warnings,
                 model: self.model,
                 agent_models: self.agent_models,
+                listeners: self.listeners,
             }),
         })
     }
@@ -1027,6 +1050,9 @@ struct Resolution {
     pool: InterceptorPool,
     slots: HashMap<TypeId, Arc<dyn ErasedToolSlot>>,
     warnings: Vec<BuildWarning>,
+    /// Every (scope, excluded interceptor) and whether it removed something on any path: an
+    /// exclusion is useless only when it is useless on every path through its scope.
+    exclusions: Vec<(ScopeRef, &'static InterceptorMeta, bool)>,
     app_max: Option<usize>,
 }
 
@@ -1052,15 +1078,17 @@ impl Resolution {
         let chain = resolve_chain(scopes, &mut self.pool, &mut self.services)?;
         for spec in scopes {
             for ex in &spec.exclude {
-                if !chain
+                let used = chain
                     .exclusions
                     .iter()
-                    .any(|e| e.interceptor.same(ex) && e.excluded_at == spec.scope)
+                    .any(|e| e.interceptor.same(ex) && e.excluded_at == spec.scope);
+                match self
+                    .exclusions
+                    .iter_mut()
+                    .find(|(at, i, _)| *at == spec.scope && i.same(ex))
                 {
-                    self.warnings.push(BuildWarning::UselessExclusion {
-                        interceptor: ex.name,
-                        at: spec.scope,
-                    });
+                    Some(entry) => entry.2 |= used,
+                    None => self.exclusions.push((spec.scope, ex, used)),
                 }
             }
         }

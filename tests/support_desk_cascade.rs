@@ -1,0 +1,113 @@
+//! The support-desk application: its resolved cascade (snapshot) and its guards at work.
+use std::sync::Arc;
+
+use agboss_core::{App, BlockKind, JsonOutcome};
+use agboss_e2e::support_desk::{
+    AuditLog, BillingAgent, SupportClock, SupportDeskApplication, SupportWorkflow,
+};
+
+fn app() -> App {
+    App::builder()
+        .application::<SupportDeskApplication>()
+        .build()
+        .expect("the support desk builds")
+}
+
+#[test]
+fn describe_renders_every_path_chain_origin_and_exclusion() {
+    insta::assert_snapshot!("support_desk_describe", app().describe());
+}
+
+#[tokio::test]
+async fn tool_level_guard_replies_to_the_model_and_the_agent_guard_blocks() {
+    let app = app();
+    let billing = app.agent_in::<SupportWorkflow, BillingAgent>().unwrap();
+    let lookup = billing.tool("lookup-order-tool").unwrap();
+    let tenant = "acme".into();
+
+    let outcome = lookup
+        .call("call_1", Some(&tenant), r#"{"orderId":"OTHER-9"}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome,
+        JsonOutcome::ReplyToModel {
+            message: "Order OTHER-9 does not belong to tenant acme. Ask the customer to confirm the order ID.".into(),
+            interceptor: "order-ownership-tool-interceptor"
+        }
+    );
+
+    // Allowed, and the application-level after-hook hid the e-mail.
+    let JsonOutcome::Ran { text, .. } = lookup
+        .call("call_2", Some(&tenant), r#"{"orderId":"ACME-42"}"#)
+        .await
+        .unwrap()
+    else {
+        panic!("expected the tool to run")
+    };
+    assert!(text.contains(r#""customerEmail":"[email hidden]""#), "{text}");
+
+    let refund = billing.tool("refund-order-tool").unwrap();
+    let err = refund
+        .call(
+            "call_3",
+            Some(&tenant),
+            r#"{"orderId":"ACME-42","amountCents":50000,"reason":"broken"}"#,
+        )
+        .await
+        .unwrap_err();
+    let blocked = err.as_blocked().unwrap();
+    assert_eq!(blocked.interceptor, "refund-limit-tool-interceptor");
+    assert!(matches!(blocked.kind, BlockKind::Block { .. }));
+
+    // The audit interceptor (application level) saw every call it let through, in order.
+    let audit = app.services().get::<AuditLog>().unwrap().entries();
+    assert_eq!(audit.len(), 4, "{audit:?}");
+    assert!(audit[0].starts_with("tool_use call_1 lookup-order-tool"));
+    assert!(audit[1].starts_with("tool_use call_2 lookup-order-tool"));
+    assert_eq!(audit[2], "tool_result call_2 lookup-order-tool");
+    assert!(audit[3].starts_with("tool_use call_3 refund-order-tool"));
+}
+
+#[tokio::test]
+async fn the_workflow_guard_applies_below_the_workflow_except_where_excluded() {
+    let app = App::builder()
+        .application::<SupportDeskApplication>()
+        .provide(SupportClock::at(23))
+        .build()
+        .unwrap();
+    let tenant = "acme".into();
+    let shipping = app
+        .workflow_by_name("support-workflow")
+        .unwrap()
+        .routers[0]
+        .routes[1]
+        .clone();
+    assert_eq!(shipping.meta.name, "shipping-agent");
+    let err = shipping
+        .tool("lookup-order-tool")
+        .unwrap()
+        .call("c1", Some(&tenant), r#"{"orderId":"ACME-1"}"#)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.as_blocked().unwrap().interceptor,
+        "support-hours-tool-interceptor"
+    );
+    // track-shipment-tool excludes the support-hours guard: it works at 23:00.
+    let ok = shipping
+        .tool("track-shipment-tool")
+        .unwrap()
+        .call("c2", Some(&tenant), r#"{"orderId":"ACME-1"}"#)
+        .await
+        .unwrap();
+    assert!(matches!(ok, JsonOutcome::Ran { .. }));
+    // Direct calls are outside the workflow: no support-hours guard.
+    let direct = app
+        .tool::<agboss_e2e::support_desk::LookupOrderTool>()
+        .tenant("acme")
+        .invoke_json(r#"{"orderId":"ACME-1"}"#)
+        .await;
+    assert!(direct.is_ok(), "{direct:?}");
+    let _ = Arc::clone(app.services().get::<SupportClock>().as_ref().unwrap());
+}
