@@ -118,6 +118,12 @@ pub trait ToolCallback: Send + Sync {
         &'a self,
         invocation: ToolInvocation<'a>,
     ) -> BoxFuture<'a, Result<ToolResult, ToolCallError>>;
+    /// Masks a text this tool's call sends to the model besides its result (an error text a
+    /// listener or an agent's error policy reports) with the PII policies of the tool's path.
+    /// Default: unchanged. Decorators delegate it.
+    fn mask_for_model<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 impl fmt::Debug for dyn ToolCallback {

@@ -55,6 +55,7 @@ pub mod di;
 pub mod dto;
 pub mod error;
 pub mod interceptor;
+pub mod listener;
 pub mod model;
 pub mod pii;
 pub mod pipeline;
@@ -79,5 +80,6 @@ pub use interceptor::{
     AfterToolCall, BeforeToolCall, ToolCallContext, ToolCallDecision, ToolCallResultContext,
     ToolInterceptor, ToolOutput,
 };
+pub use listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
 pub use pipeline::{JsonOutcome, Outcome};
 pub use tool::{Tool, ToolHandler, ToolMeta};
