@@ -49,6 +49,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+mod approval;
 pub mod callback;
 pub mod cascade;
 pub mod di;
@@ -61,12 +62,14 @@ pub mod pii;
 pub mod pipeline;
 pub mod registry;
 pub mod tool;
+pub mod workflow;
 
 #[doc(hidden)]
 pub mod __private;
 
 pub use agboss_macros::{agent, application, injectable, router, tool, tool_interceptor, workflow};
 pub use agent::{Agent, Router, ToolErrorPolicy};
+pub use agent::{RunContext, RunError, RunEvent, RunOutput, RunStream, Target};
 pub use cascade::{
     App, AppBuilder, Application, BoundTool, BuildWarning, Chain, DynToolHandle, ResolvedAgent,
     ResolvedRouter, ResolvedWorkflow, ToolHandle, Workflow,
@@ -83,3 +86,4 @@ pub use interceptor::{
 pub use listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
 pub use pipeline::{JsonOutcome, Outcome};
 pub use tool::{Tool, ToolHandler, ToolMeta};
+pub use workflow::{Flow, Recovery, WorkflowFlow};

@@ -112,6 +112,7 @@ async fn run_inner<T: Tool>(
 
     // Fast path: no interceptor at all.
     if chain.before.is_empty() && chain.after.is_empty() {
+        crate::approval::approval_point(meta, &execution).await?;
         let output = run_tool(slot, &resolver, meta, input).await?;
         return revalidate::<T>(meta, output).map(Outcome::Ran);
     }
@@ -142,6 +143,10 @@ async fn run_inner<T: Tool>(
             }
         }
     }
+
+    // Approval hook point: after every before_tool_call allowed, before run (see
+    // `crate::approval`).
+    crate::approval::approval_point(meta, &execution).await?;
 
     // The input is still needed by the after-hooks, so the tool gets a clone only when there are
     // after-hooks; otherwise it is moved.

@@ -96,3 +96,14 @@ pub trait Router: 'static {
     /// Registration data.
     const META: &'static RouterMeta;
 }
+
+pub mod events;
+mod router;
+pub mod runtime;
+
+pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
+pub use router::parse_route;
+pub use runtime::{
+    CallbackWrapper, CancelToken, DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunContext,
+    RunError, RunOutput, RunStream, Target,
+};
