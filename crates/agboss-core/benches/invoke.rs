@@ -1,1 +1,174 @@
-fn main() {}
+//! One guarded tool call from a JSON argument string, against the bare path (serde decode +
+//! async handler + serde encode) — the "floor" of TARGETS.md. Variants: 0, 1, 4 and 16 allowing
+//! interceptors. Run with `cargo bench -p agboss-core --bench invoke`.
+use agboss_core::dto::Dto;
+use agboss_core::*;
+use criterion::{Criterion, criterion_group, criterion_main};
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct OrderInputDto {
+    #[text(prompt = "Order ID to inspect or refund")]
+    pub order_id: String,
+}
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct OrderRecordDto {
+    #[text(prompt = "Order ID")]
+    pub order_id: String,
+    #[integer(prompt = "Total in cents")]
+    pub amount_cents: i64,
+    #[text(prompt = "Internal merchant notes")]
+    pub internal_note: String,
+}
+
+async fn handler(input: OrderInputDto) -> OrderRecordDto {
+    OrderRecordDto {
+        order_id: input.order_id,
+        amount_cents: 12_500,
+        internal_note: "VIP margin tier A".into(),
+    }
+}
+
+macro_rules! allow_interceptors {
+    ($($ty:ident = $name:literal),* $(,)?) => {$(
+        #[tool_interceptor(name = $name, description = "Allows every call")]
+        pub struct $ty;
+        impl BeforeToolCall for $ty {
+            async fn before_tool_call(
+                &self,
+                call: &ToolCallContext<'_>,
+            ) -> Result<ToolCallDecision, InterceptorError> {
+                std::hint::black_box(call.call_id());
+                Ok(ToolCallDecision::allow())
+            }
+        }
+    )*};
+}
+
+allow_interceptors!(
+    A1ToolInterceptor = "a1-tool-interceptor",
+    A2ToolInterceptor = "a2-tool-interceptor",
+    A3ToolInterceptor = "a3-tool-interceptor",
+    A4ToolInterceptor = "a4-tool-interceptor",
+    A5ToolInterceptor = "a5-tool-interceptor",
+    A6ToolInterceptor = "a6-tool-interceptor",
+    A7ToolInterceptor = "a7-tool-interceptor",
+    A8ToolInterceptor = "a8-tool-interceptor",
+    A9ToolInterceptor = "a9-tool-interceptor",
+    A10ToolInterceptor = "a10-tool-interceptor",
+    A11ToolInterceptor = "a11-tool-interceptor",
+    A12ToolInterceptor = "a12-tool-interceptor",
+    A13ToolInterceptor = "a13-tool-interceptor",
+    A14ToolInterceptor = "a14-tool-interceptor",
+    A15ToolInterceptor = "a15-tool-interceptor",
+    A16ToolInterceptor = "a16-tool-interceptor",
+);
+
+macro_rules! order_tool {
+    ($ty:ident, $name:literal, [$($i:ident),*]) => {
+        #[tool(name = $name, description = "Loads an order record by ID",
+               input = OrderInputDto, output = OrderRecordDto, tool_interceptors = [$($i),*])]
+        pub struct $ty;
+        impl ToolHandler<OrderInputDto, OrderRecordDto> for $ty {
+            async fn run(&self, input: OrderInputDto) -> Result<OrderRecordDto, ToolError> {
+                Ok(handler(input).await)
+            }
+        }
+    };
+}
+
+order_tool!(Guards0Tool, "guards0-tool", []);
+order_tool!(Guards1Tool, "guards1-tool", [A1ToolInterceptor]);
+order_tool!(
+    Guards4Tool,
+    "guards4-tool",
+    [
+        A1ToolInterceptor,
+        A2ToolInterceptor,
+        A3ToolInterceptor,
+        A4ToolInterceptor
+    ]
+);
+order_tool!(
+    Guards16Tool,
+    "guards16-tool",
+    [
+        A1ToolInterceptor,
+        A2ToolInterceptor,
+        A3ToolInterceptor,
+        A4ToolInterceptor,
+        A5ToolInterceptor,
+        A6ToolInterceptor,
+        A7ToolInterceptor,
+        A8ToolInterceptor,
+        A9ToolInterceptor,
+        A10ToolInterceptor,
+        A11ToolInterceptor,
+        A12ToolInterceptor,
+        A13ToolInterceptor,
+        A14ToolInterceptor,
+        A15ToolInterceptor,
+        A16ToolInterceptor
+    ]
+);
+
+const ARGS: &str = r#"{"orderId":"ACME-42"}"#;
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let app = App::builder()
+        .tool::<Guards0Tool>()
+        .tool::<Guards1Tool>()
+        .tool::<Guards4Tool>()
+        .tool::<Guards16Tool>()
+        .build()
+        .expect("app");
+    let mut group = c.benchmark_group("invoke_json");
+    group.measurement_time(std::time::Duration::from_secs(3));
+    group.warm_up_time(std::time::Duration::from_secs(1));
+    group.bench_function("floor (serde decode + handler + encode)", |b| {
+        b.to_async(&rt).iter(|| async {
+            let input: OrderInputDto = serde_json::from_str(std::hint::black_box(ARGS)).unwrap();
+            let out = handler(input).await;
+            serde_json::to_string(&out).unwrap()
+        })
+    });
+    group.bench_function("guarded, 0 interceptors", |b| {
+        b.to_async(&rt).iter(|| async {
+            app.tool::<Guards0Tool>()
+                .invoke_json(std::hint::black_box(ARGS))
+                .await
+                .unwrap()
+        })
+    });
+    group.bench_function("guarded, 1 interceptor", |b| {
+        b.to_async(&rt).iter(|| async {
+            app.tool::<Guards1Tool>()
+                .invoke_json(std::hint::black_box(ARGS))
+                .await
+                .unwrap()
+        })
+    });
+    group.bench_function("guarded, 4 interceptors", |b| {
+        b.to_async(&rt).iter(|| async {
+            app.tool::<Guards4Tool>()
+                .invoke_json(std::hint::black_box(ARGS))
+                .await
+                .unwrap()
+        })
+    });
+    group.bench_function("guarded, 16 interceptors", |b| {
+        b.to_async(&rt).iter(|| async {
+            app.tool::<Guards16Tool>()
+                .invoke_json(std::hint::black_box(ARGS))
+                .await
+                .unwrap()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

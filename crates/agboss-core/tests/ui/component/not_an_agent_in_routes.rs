@@ -1,0 +1,25 @@
+use agboss_core::dto::Dto;
+use agboss_core::*;
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct InDto {
+    #[text(prompt = "Text")]
+    pub text: String,
+}
+
+#[tool(name = "echo-tool", description = "Echoes", input = InDto, output = InDto)]
+pub struct EchoTool;
+
+impl ToolHandler<InDto, InDto> for EchoTool {
+    async fn run(&self, input: InDto) -> Result<InDto, ToolError> {
+        Ok(input)
+    }
+}
+
+#[agent(name = "billing-agent", description = "Bills", tools = [EchoTool])]
+pub struct BillingAgent;
+
+#[router(name = "support-router", description = "Routes", routes = [BillingAgent, EchoTool])]
+pub struct SupportRouter;
+
+fn main() {}

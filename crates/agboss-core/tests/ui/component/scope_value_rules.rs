@@ -1,0 +1,35 @@
+use agboss_core::dto::Dto;
+use agboss_core::*;
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct InDto {
+    #[text(prompt = "Text")]
+    pub text: String,
+}
+
+#[tool(name = "echo-tool", description = "Echoes", input = InDto, output = InDto)]
+pub struct EchoTool;
+
+impl ToolHandler<InDto, InDto> for EchoTool {
+    async fn run(&self, input: InDto) -> Result<InDto, ToolError> {
+        Ok(input)
+    }
+}
+
+#[tool_interceptor(name = "audit-tool-interceptor", description = "Audits")]
+pub struct AuditToolInterceptor;
+
+impl BeforeToolCall for AuditToolInterceptor {
+    async fn before_tool_call(&self, _call: &ToolCallContext<'_>) -> Result<ToolCallDecision, InterceptorError> {
+        Ok(ToolCallDecision::allow())
+    }
+}
+
+#[agent(name = "billing-agent", description = "Bills", tools = [EchoTool, EchoTool], max_turns = 0, tool_errors = "ignore")]
+pub struct BillingAgent;
+
+#[application(name = "shop-application", description = "Shop", tool_interceptors = [AuditToolInterceptor],
+              exclude_tool_interceptors = [AuditToolInterceptor])]
+pub struct ShopApplication;
+
+fn main() {}
