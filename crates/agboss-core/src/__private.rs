@@ -17,6 +17,8 @@ pub use crate::interceptor::probe::{
 pub use crate::interceptor::{
     ErasedInterceptor, InterceptorMeta, ToolInterceptor, TypedInterceptor,
 };
+pub use crate::pii::MaskStrategy;
+pub use crate::pii_policy::{PiiPolicy, PiiPolicyMeta, custom_detector};
 pub use crate::pipeline::erased_tool;
 pub use crate::registry::Registration;
 pub use crate::tool::{Tool, ToolHandler, ToolMeta};

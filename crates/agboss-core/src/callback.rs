@@ -173,6 +173,10 @@ impl ToolCallback for BoundToolCallback {
     fn metadata(&self) -> &ToolMetadata {
         &self.metadata
     }
+    fn mask_for_model<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        let mut report = crate::pii::MaskReport::default();
+        self.tool.chain().pii().mask_text(text, &mut report)
+    }
     fn call<'a>(
         &'a self,
         invocation: ToolInvocation<'a>,

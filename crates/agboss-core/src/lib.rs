@@ -59,15 +59,19 @@ pub mod interceptor;
 pub mod listener;
 pub mod model;
 pub mod pii;
+pub mod pii_policy;
 pub mod pipeline;
 pub mod registry;
+pub mod telemetry;
 pub mod tool;
 pub mod workflow;
 
 #[doc(hidden)]
 pub mod __private;
 
-pub use agboss_macros::{agent, application, injectable, router, tool, tool_interceptor, workflow};
+pub use agboss_macros::{
+    agent, application, injectable, pii_policy, router, tool, tool_interceptor, workflow,
+};
 pub use agent::{Agent, Router, ToolErrorPolicy};
 pub use agent::{RunContext, RunError, RunEvent, RunOutput, RunStream, Target};
 pub use cascade::{
@@ -84,6 +88,7 @@ pub use interceptor::{
     ToolInterceptor, ToolOutput,
 };
 pub use listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
+pub use pii_policy::{PiiChain, PiiPolicy, PiiPolicyMeta};
 pub use pipeline::{JsonOutcome, Outcome};
 pub use tool::{Tool, ToolHandler, ToolMeta};
 pub use workflow::{Flow, Recovery, WorkflowFlow};

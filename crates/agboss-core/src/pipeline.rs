@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
+use tracing::Instrument as _;
 
 use crate::cascade::Chain;
 use crate::di::{CallId, DiError, ExecutionContext, Resolver, Services, TenantContext};
@@ -21,6 +22,7 @@ use crate::interceptor::{
     ErasedInterceptor, HookError, InputHolder, ToolCallContext, ToolCallDecision,
     ToolCallResultContext, ToolOutput,
 };
+use crate::telemetry::{CallTrace, record_decision};
 use crate::tool::{Tool, ToolMeta};
 
 /// The per-call inputs of the pipeline besides the tool input.
@@ -71,8 +73,29 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
-/// Runs one call of `T` through its chain, on an already validated input.
+/// Runs one call of `T` through its chain, on an already validated input, in a `tool_call`
+/// span (see [`crate::telemetry`]).
 pub(crate) async fn run_typed<T: Tool>(
+    slot: &ToolSlot<T>,
+    chain: &Chain,
+    env: CallEnv<'_>,
+    input: T::Input,
+    raw: Option<&str>,
+) -> Result<Outcome<T::Output>, ToolCallError> {
+    let trace = CallTrace::start(T::META.name, env.call_id.as_str(), &chain.path);
+    let result = run_typed_untraced(slot, chain, env, input, raw)
+        .instrument(trace.span.clone())
+        .await;
+    let ok = match &result {
+        Ok(Outcome::ReplyToModel { .. }) => "reply_to_model",
+        _ => "ok",
+    };
+    trace.finish(&result, ok);
+    result
+}
+
+/// [`run_typed`] inside the caller's span.
+async fn run_typed_untraced<T: Tool>(
     slot: &ToolSlot<T>,
     chain: &Chain,
     env: CallEnv<'_>,
@@ -107,6 +130,8 @@ async fn run_inner<T: Tool>(
     raw: Option<&str>,
 ) -> Result<Outcome<T::Output>, ToolCallError> {
     let meta: &'static ToolMeta = T::META;
+    // Until an interceptor decides otherwise (recorded by `before_one`).
+    record_decision("allow");
     let execution = ExecutionContext::new(env.call_id, meta.name, chain.path.clone());
     let resolver = Resolver::for_call(env.services, env.tenant, &execution);
 
@@ -193,22 +218,51 @@ pub(crate) async fn before_one(
         .await;
     match result {
         Ok(Ok(decision)) => {
-            if !decision.is_allow() {
-                tracing::debug!(
+            match &decision {
+                ToolCallDecision::Allow => tracing::debug!(
                     tool = call.tool.name,
+                    call_id = call.call_id(),
                     interceptor = name,
-                    ?decision,
-                    "tool call stopped"
-                );
+                    decision = "allow",
+                    "before_tool_call"
+                ),
+                ToolCallDecision::ReplyToModel { message } => {
+                    record_decision("reply_to_model");
+                    tracing::debug!(
+                        tool = call.tool.name,
+                        call_id = call.call_id(),
+                        interceptor = name,
+                        decision = "reply_to_model",
+                        reply = message.as_str(),
+                        "before_tool_call"
+                    )
+                }
+                ToolCallDecision::Block { reason } => {
+                    record_decision("block");
+                    tracing::debug!(
+                        tool = call.tool.name,
+                        call_id = call.call_id(),
+                        interceptor = name,
+                        decision = "block",
+                        reason = reason.as_str(),
+                        "before_tool_call"
+                    )
+                }
             }
             Ok(decision)
         }
-        Ok(Err(err)) => Err(hook_error(call.tool, name, err)),
-        Err(payload) => Err(ToolCallError::InterceptorPanicked {
-            tool_name: call.tool.name.to_string(),
-            interceptor: name,
-            message: panic_message(&*payload),
-        }),
+        Ok(Err(err)) => {
+            record_decision("interceptor_error");
+            Err(hook_error(call.tool, name, err))
+        }
+        Err(payload) => {
+            record_decision("interceptor_error");
+            Err(ToolCallError::InterceptorPanicked {
+                tool_name: call.tool.name.to_string(),
+                interceptor: name,
+                message: panic_message(&*payload),
+            })
+        }
     }
 }
 
@@ -220,6 +274,7 @@ pub(crate) async fn after_one(
 ) -> Result<ToolOutput, ToolCallError> {
     let name = link.meta().name;
     let tool = call.call.tool;
+    tracing::trace!(tool = tool.name, interceptor = name, "after_tool_call");
     let result = AssertUnwindSafe(link.after(resolver, call))
         .catch_unwind()
         .await;
@@ -356,30 +411,54 @@ impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
     ) -> BoxFuture<'a, Result<JsonOutcome, ToolCallError>> {
         Box::pin(async move {
             let meta = T::META;
-            let input = <T::Input as Dto>::from_json_str(args).map_err(|source| {
-                ToolCallError::InvalidInput {
-                    tool_name: meta.name.to_string(),
-                    source,
+            let trace = CallTrace::start(meta.name, env.call_id.as_str(), &chain.path);
+            let span = trace.span.clone();
+            let result = async move {
+                let input = <T::Input as Dto>::from_json_str(args).map_err(|source| {
+                    ToolCallError::InvalidInput {
+                        tool_name: meta.name.to_string(),
+                        source,
+                    }
+                })?;
+                match run_typed_untraced(self, chain, env, input, Some(args)).await? {
+                    Outcome::Ran(output) => {
+                        // Serialization, PII masking and truncation (see `crate::pii_policy`).
+                        let (text, truncated, masked) =
+                            crate::pii_policy::render_result(&output, &chain.pii, max_result_size)
+                                .map_err(|e| ToolCallError::Serialize {
+                                    tool_name: meta.name.to_string(),
+                                    message: e.to_string(),
+                                })?;
+                        let span = tracing::Span::current();
+                        span.record("truncated", truncated);
+                        span.record("pii_masked", masked as u64);
+                        Ok(JsonOutcome::Ran { text, truncated })
+                    }
+                    Outcome::ReplyToModel {
+                        message,
+                        interceptor,
+                    } => {
+                        let mut report = crate::pii::MaskReport::default();
+                        let message = match chain.pii.mask_text(&message, &mut report) {
+                            std::borrow::Cow::Borrowed(_) => message,
+                            std::borrow::Cow::Owned(masked) => masked,
+                        };
+                        tracing::Span::current().record("pii_masked", report.total() as u64);
+                        Ok(JsonOutcome::ReplyToModel {
+                            message,
+                            interceptor,
+                        })
+                    }
                 }
-            })?;
-            match run_typed(self, chain, env, input, Some(args)).await? {
-                Outcome::Ran(output) => {
-                    let mut text =
-                        serde_json::to_string(&output).map_err(|e| ToolCallError::Serialize {
-                            tool_name: meta.name.to_string(),
-                            message: e.to_string(),
-                        })?;
-                    let truncated = truncate_result(&mut text, max_result_size);
-                    Ok(JsonOutcome::Ran { text, truncated })
-                }
-                Outcome::ReplyToModel {
-                    message,
-                    interceptor,
-                } => Ok(JsonOutcome::ReplyToModel {
-                    message,
-                    interceptor,
-                }),
             }
+            .instrument(span)
+            .await;
+            let ok = match &result {
+                Ok(JsonOutcome::ReplyToModel { .. }) => "reply_to_model",
+                _ => "ok",
+            };
+            trace.finish(&result, ok);
+            result
         })
     }
 }

@@ -63,6 +63,8 @@ pub struct ToolMeta {
     pub tool_interceptors: &'static [&'static InterceptorMeta],
     /// Inherited interceptors removed at the tool.
     pub exclude_tool_interceptors: &'static [&'static InterceptorMeta],
+    /// PII policies attached at the tool.
+    pub pii_policies: &'static [&'static crate::pii_policy::PiiPolicyMeta],
     /// The tool's dependencies.
     pub deps: &'static [DepMeta],
     #[doc(hidden)]

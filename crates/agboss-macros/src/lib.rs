@@ -14,6 +14,7 @@ mod diag;
 mod dto;
 mod injectable;
 mod interceptor;
+mod pii_policy;
 mod rules;
 mod scopes;
 mod tool;
@@ -34,6 +35,13 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn tool_interceptor(attr: TokenStream, item: TokenStream) -> TokenStream {
     interceptor::expand(attr.into(), item.into()).into()
+}
+
+/// Declares a PII policy: which personal data to mask in what a tool call sends to a model,
+/// and how. See `agboss_core::pii_policy` for the options.
+#[proc_macro_attribute]
+pub fn pii_policy(attr: TokenStream, item: TokenStream) -> TokenStream {
+    pii_policy::expand(attr.into(), item.into()).into()
 }
 
 /// Declares an injectable, app-wide service.

@@ -30,6 +30,13 @@ pub const TOOL_INTERCEPTOR: Kind = Kind {
     type_suffix: "ToolInterceptor",
 };
 
+pub const PII_POLICY: Kind = Kind {
+    label: "PII policy",
+    attr: "pii_policy",
+    name_suffix: "-pii-policy",
+    type_suffix: "PiiPolicy",
+};
+
 pub const AGENT: Kind = Kind {
     label: "agent",
     attr: "agent",

@@ -31,6 +31,7 @@ fn common(
         "routes",
         "tool_interceptors",
         "exclude_tool_interceptors",
+        "pii_policies",
     ] {
         check_no_duplicates(list, args.paths(list), &mut errors);
     }
@@ -79,6 +80,7 @@ const AGENT_KEYS: &[KeySpec] = &[
     key("tools", Shape::PathList, false),
     key("tool_interceptors", Shape::PathList, false),
     key("exclude_tool_interceptors", Shape::PathList, false),
+    key("pii_policies", Shape::PathList, false),
     key("max_turns", Shape::Int, false),
     key("max_parallel_tool_calls", Shape::Int, false),
     key("tool_errors", Shape::Str, false),
@@ -115,6 +117,7 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
         let tools = meta_list(args.paths("tools"), "Tool");
         let attach = interceptor_list(args.paths("tool_interceptors"));
         let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
+        let pii_policies = meta_list(args.paths("pii_policies"), "PiiPolicy");
         let type_name = ident.to_string();
         quote! {
             const _: () = {
@@ -128,6 +131,7 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
                         tools: #tools,
                         tool_interceptors: #attach,
                         exclude_tool_interceptors: #exclude,
+                        pii_policies: #pii_policies,
                         max_turns: #max_turns,
                         max_parallel_tool_calls: #max_parallel,
                         tool_errors: #p::ToolErrorPolicy::#policy,
@@ -213,6 +217,7 @@ const WORKFLOW_KEYS: &[KeySpec] = &[
     key("tools", Shape::PathList, false),
     key("tool_interceptors", Shape::PathList, false),
     key("exclude_tool_interceptors", Shape::PathList, false),
+    key("pii_policies", Shape::PathList, false),
     key("max_result_size", Shape::Int, false),
 ];
 
@@ -233,6 +238,7 @@ pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
         let tools = meta_list(args.paths("tools"), "Tool");
         let attach = interceptor_list(args.paths("tool_interceptors"));
         let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
+        let pii_policies = meta_list(args.paths("pii_policies"), "PiiPolicy");
         let type_name = ident.to_string();
         quote! {
             const _: () = {
@@ -247,6 +253,7 @@ pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
                         tools: #tools,
                         tool_interceptors: #attach,
                         exclude_tool_interceptors: #exclude,
+                        pii_policies: #pii_policies,
                         max_result_size: #max_result_size,
                     };
                 }
@@ -267,6 +274,7 @@ const APPLICATION_KEYS: &[KeySpec] = &[
     key("tools", Shape::PathList, false),
     key("tool_interceptors", Shape::PathList, false),
     key("exclude_tool_interceptors", Shape::PathList, false),
+    key("pii_policies", Shape::PathList, false),
     key("max_result_size", Shape::Int, false),
 ];
 
@@ -293,6 +301,7 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
         let routers = meta_list(args.paths("routers"), "Router");
         let tools = meta_list(args.paths("tools"), "Tool");
         let attach = interceptor_list(args.paths("tool_interceptors"));
+        let pii_policies = meta_list(args.paths("pii_policies"), "PiiPolicy");
         let type_name = ident.to_string();
         quote! {
             const _: () = {
@@ -307,6 +316,7 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
                         routers: #routers,
                         tools: #tools,
                         tool_interceptors: #attach,
+                        pii_policies: #pii_policies,
                         max_result_size: #max_result_size,
                     };
                 }

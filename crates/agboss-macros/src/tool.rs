@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::args::{Args, Shape, key};
-use crate::component::{check_attach_exclude, finish, interceptor_list, parse_struct};
+use crate::component::{check_attach_exclude, finish, interceptor_list, meta_list, parse_struct};
 use crate::deps::Deps;
 use crate::diag::Errors;
 use crate::rules::{TOOL, check_description, check_names};
@@ -18,6 +18,7 @@ const KEYS: &[crate::args::KeySpec] = &[
     key("timeout_ms", Shape::Int, false),
     key("tool_interceptors", Shape::PathList, false),
     key("exclude_tool_interceptors", Shape::PathList, false),
+    key("pii_policies", Shape::PathList, false),
     key("deps", Shape::PathList, false),
 ];
 
@@ -48,6 +49,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let output = args.path("output").expect("checked");
         let attach = interceptor_list(args.paths("tool_interceptors"));
         let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
+        let pii_policies = meta_list(args.paths("pii_policies"), "PiiPolicy");
         let dep_metas = deps.dep_metas();
         let construct = deps.construct(&quote!(Self));
         let max = option_tokens(max_result_size, quote!(usize));
@@ -69,6 +71,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                         timeout_ms: #timeout,
                         tool_interceptors: #attach,
                         exclude_tool_interceptors: #exclude,
+                        pii_policies: #pii_policies,
                         deps: #dep_metas,
                         erased: ::agboss_core::__private::erased_tool::<#ident>,
                     };

@@ -35,6 +35,8 @@ pub struct AgentMeta {
     pub tool_interceptors: &'static [&'static InterceptorMeta],
     /// Inherited interceptors removed at the agent.
     pub exclude_tool_interceptors: &'static [&'static InterceptorMeta],
+    /// PII policies attached at the agent.
+    pub pii_policies: &'static [&'static crate::pii_policy::PiiPolicyMeta],
     /// Upper bound of model turns in one run.
     pub max_turns: Option<u32>,
     /// Upper bound of tool calls of one turn running at once.

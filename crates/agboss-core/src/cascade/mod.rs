@@ -71,6 +71,8 @@ pub struct ScopeSpec {
     pub attach: Vec<&'static InterceptorMeta>,
     /// `exclude_tool_interceptors = [...]`.
     pub exclude: Vec<&'static InterceptorMeta>,
+    /// `pii_policies = [...]`.
+    pub pii_policies: Vec<&'static crate::pii_policy::PiiPolicyMeta>,
 }
 
 /// One interceptor of a resolved chain and where it came from.
@@ -101,6 +103,7 @@ pub struct Chain {
     pub(crate) entries: Vec<ChainEntry>,
     pub(crate) exclusions: Vec<Exclusion>,
     pub(crate) path: Arc<[&'static str]>,
+    pub(crate) pii: crate::pii_policy::PiiChain,
 }
 
 impl fmt::Debug for Chain {
@@ -140,6 +143,7 @@ impl Chain {
 #[derive(Default)]
 pub(crate) struct InterceptorPool {
     built: HashMap<TypeId, Arc<dyn ErasedInterceptor>>,
+    pub(crate) pii: crate::pii_policy::PiiPool,
 }
 
 impl InterceptorPool {
@@ -206,12 +210,17 @@ pub(crate) fn resolve_chain(
         .filter(|s| s.scope.kind != ScopeKind::Tool)
         .map(|s| s.scope.name)
         .collect();
+    let pii = crate::pii_policy::resolve(
+        scopes.iter().map(|s| s.pii_policies.as_slice()),
+        &mut pool.pii,
+    )?;
     Ok(Chain {
         before: before.into(),
         after: after.into(),
         entries,
         exclusions,
         path,
+        pii,
     })
 }
 
@@ -235,6 +244,8 @@ pub struct WorkflowMeta {
     pub tool_interceptors: &'static [&'static InterceptorMeta],
     /// Inherited interceptors removed at the workflow.
     pub exclude_tool_interceptors: &'static [&'static InterceptorMeta],
+    /// PII policies attached at the workflow.
+    pub pii_policies: &'static [&'static crate::pii_policy::PiiPolicyMeta],
     /// Default `max_result_size` for tools under the workflow.
     pub max_result_size: Option<usize>,
 }
@@ -276,6 +287,8 @@ pub struct ApplicationMeta {
     pub tools: &'static [&'static ToolMeta],
     /// Interceptors attached at the application (outermost).
     pub tool_interceptors: &'static [&'static InterceptorMeta],
+    /// PII policies attached at the application (outermost).
+    pub pii_policies: &'static [&'static crate::pii_policy::PiiPolicyMeta],
     /// Default `max_result_size` for every tool.
     pub max_result_size: Option<usize>,
 }
@@ -513,6 +526,7 @@ pub struct AppBuilder {
     name: &'static str,
     application: Option<&'static ApplicationMeta>,
     attach: Vec<&'static InterceptorMeta>,
+    pub(crate) pii_policies: Vec<&'static crate::pii_policy::PiiPolicyMeta>,
     tools: Vec<&'static ToolMeta>,
     agents: Vec<&'static AgentMeta>,
     routers: Vec<&'static RouterMeta>,
@@ -532,6 +546,7 @@ impl App {
             name: "app",
             application: None,
             attach: Vec::new(),
+            pii_policies: Vec::new(),
             tools: Vec::new(),
             agents: Vec::new(),
             routers: Vec::new(),
@@ -693,6 +708,7 @@ impl AppBuilder {
         self.name = meta.name;
         self.application = Some(meta);
         self.attach.extend_from_slice(meta.tool_interceptors);
+        self.pii_policies.extend_from_slice(meta.pii_policies);
         self.workflows.extend_from_slice(meta.workflows);
         self.agents.extend_from_slice(meta.agents);
         self.routers.extend_from_slice(meta.routers);
@@ -794,6 +810,7 @@ impl AppBuilder {
             },
             attach: self.attach,
             exclude: Vec::new(),
+            pii_policies: self.pii_policies,
         };
 
         // Build every tool slot first (services must exist before the Arc is frozen).
@@ -853,6 +870,7 @@ impl AppBuilder {
                 },
                 attach: w.tool_interceptors.to_vec(),
                 exclude: w.exclude_tool_interceptors.to_vec(),
+                pii_policies: w.pii_policies.to_vec(),
             };
             let scopes = vec![app_scope.clone(), w_scope.clone()];
             let mut agents = Vec::new();
@@ -1018,6 +1036,7 @@ fn tool_scope(meta: &'static ToolMeta) -> ScopeSpec {
         },
         attach: meta.tool_interceptors.to_vec(),
         exclude: meta.exclude_tool_interceptors.to_vec(),
+        pii_policies: meta.pii_policies.to_vec(),
     }
 }
 
@@ -1108,6 +1127,7 @@ impl Resolution {
             },
             attach: meta.tool_interceptors.to_vec(),
             exclude: meta.exclude_tool_interceptors.to_vec(),
+            pii_policies: meta.pii_policies.to_vec(),
         };
         let mut scopes: Vec<ScopeSpec> = outer.to_vec();
         scopes.push(agent_scope);
