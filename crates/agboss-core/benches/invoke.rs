@@ -168,6 +168,19 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+
+    // Where the time goes: the DTO decode (serde + validation) against plain serde.
+    let mut parts = c.benchmark_group("parts");
+    parts.measurement_time(std::time::Duration::from_secs(2));
+    parts.warm_up_time(std::time::Duration::from_millis(500));
+    parts.bench_function("serde_json::from_str", |b| {
+        b.iter(|| serde_json::from_str::<OrderInputDto>(std::hint::black_box(ARGS)).unwrap())
+    });
+    parts.bench_function("Dto::from_json_str", |b| {
+        b.iter(|| OrderInputDto::from_json_str(std::hint::black_box(ARGS)).unwrap())
+    });
+    parts.bench_function("CallId::generate", |b| b.iter(CallId::generate));
+    parts.finish();
 }
 
 criterion_group!(benches, bench);

@@ -22,12 +22,11 @@ fn last_ident(path: &Path) -> Option<String> {
 fn field_dep_name(ty: &Type) -> Option<String> {
     let Type::Path(tp) = ty else { return None };
     let last = tp.path.segments.last()?;
-    if last.ident == "Arc" {
-        if let PathArguments::AngleBracketed(args) = &last.arguments {
-            if let Some(GenericArgument::Type(Type::Path(inner))) = args.args.first() {
-                return last_ident(&inner.path);
-            }
-        }
+    if last.ident == "Arc"
+        && let PathArguments::AngleBracketed(args) = &last.arguments
+        && let Some(GenericArgument::Type(Type::Path(inner))) = args.args.first()
+    {
+        return last_ident(&inner.path);
     }
     Some(last.ident.to_string())
 }

@@ -120,11 +120,11 @@ fn type_suggestion(name: &str, kind: Kind) -> String {
     let mut base = name;
     for k in (1..=words.len()).rev() {
         let tail: String = words[words.len() - k..].concat();
-        if let Some(stripped) = name.strip_suffix(&tail) {
-            if !stripped.is_empty() {
-                base = stripped;
-                break;
-            }
+        if let Some(stripped) = name.strip_suffix(&tail)
+            && !stripped.is_empty()
+        {
+            base = stripped;
+            break;
         }
     }
     format!("{base}{}", kind.type_suffix)
@@ -143,7 +143,7 @@ pub fn check_names(kind: Kind, name: Option<&LitStr>, ident: &Ident, errors: &mu
                     kebab_suggestion(&value, kind)
                 ),
             ));
-        } else if !value.ends_with(kind.name_suffix) || value == &kind.name_suffix[1..] {
+        } else if !value.ends_with(kind.name_suffix) || value == kind.name_suffix[1..] {
             errors.push(syn::Error::new(
                 name.span(),
                 format!(
@@ -171,16 +171,16 @@ pub fn check_names(kind: Kind, name: Option<&LitStr>, ident: &Ident, errors: &mu
 
 /// Checks that a description is not empty.
 pub fn check_description(kind: Kind, description: Option<&LitStr>, errors: &mut Errors) {
-    if let Some(d) = description {
-        if d.value().trim().is_empty() {
-            errors.push(syn::Error::new(
-                d.span(),
-                format!(
-                    "[description.empty] a {} needs a non-empty description of its responsibility",
-                    kind.label
-                ),
-            ));
-        }
+    if let Some(d) = description
+        && d.value().trim().is_empty()
+    {
+        errors.push(syn::Error::new(
+            d.span(),
+            format!(
+                "[description.empty] a {} needs a non-empty description of its responsibility",
+                kind.label
+            ),
+        ));
     }
 }
 

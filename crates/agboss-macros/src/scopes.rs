@@ -160,21 +160,21 @@ pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(x) => x,
         Err(out) => return out,
     };
-    if let Some(span) = args.paths_span("routes") {
-        if args.paths("routes").is_empty() {
-            errors.push(syn::Error::new(
-                span,
-                "[router.no-routes] a router needs at least one agent in `routes = [...]`",
-            ));
-        }
+    if let Some(span) = args.paths_span("routes")
+        && args.paths("routes").is_empty()
+    {
+        errors.push(syn::Error::new(
+            span,
+            "[router.no-routes] a router needs at least one agent in `routes = [...]`",
+        ));
     }
-    if let Some(fallback) = args.path("fallback") {
-        if !args.paths("routes").iter().any(|r| r == fallback) {
-            errors.push(syn::Error::new_spanned(
-                fallback,
-                "[router.fallback] the fallback must be one of the router's `routes`",
-            ));
-        }
+    if let Some(fallback) = args.path("fallback")
+        && !args.paths("routes").iter().any(|r| r == fallback)
+    {
+        errors.push(syn::Error::new_spanned(
+            fallback,
+            "[router.fallback] the fallback must be one of the router's `routes`",
+        ));
     }
     finish(&item, errors, || {
         let ident = &item.ident;
