@@ -1,11 +1,166 @@
-//! `cargo run --example support_desk`: the support-desk application's resolved cascade.
-use agboss_core::App;
-use agboss_e2e::support_desk::SupportDeskApplication;
+//! `cargo run --example support_desk`: the support-desk application's resolved cascade, then a
+//! whole conversation run through the agent runtime, printing the event stream.
+//!
+//! By default the model is an embedded script (no key needed). With `AGBOSS_OPENAI_API_KEY` set
+//! (and optionally `AGBOSS_OPENAI_BASE_URL`, `AGBOSS_OPENAI_MODEL`) it talks to a real
+//! OpenAI-compatible endpoint instead.
+//!
+//! The scripted conversation shows: the router choosing `billing-agent`; a lookup of a foreign
+//! order answered by `reply_to_model`; the model correcting its arguments; a refund above the
+//! limit hard-blocked by `refund-limit-tool-interceptor`, which ends the step; and the workflow's
+//! `on_error` recovering with a hand-off to a human.
+use std::sync::Arc;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+use agboss_core::App;
+use agboss_core::agent::{CallDecision, RunContext, RunEvent, StepOutcome, Target};
+use agboss_core::model::{Message, OpenAiCompatibleModel, SharedChatModel};
+use agboss_core::workflow::{Flow, Recovery};
+use agboss_e2e::support_desk::{SupportDeskApplication, SupportRouter, SupportWorkflow};
+use agboss_testing::scripted::{ScriptedModel, Turn};
+use futures::StreamExt as _;
+use serde_json::json;
+
+/// The embedded script: what a model would answer, turn by turn.
+fn scripted_model() -> ScriptedModel {
+    ScriptedModel::new([
+        // support-router: which route?
+        Turn::text("billing-agent"),
+        // billing-agent: looks up the order the customer typed (a foreign one).
+        Turn::tool_call_with_id(
+            "call_1",
+            "lookup-order-tool",
+            json!({"orderId": "GLOBEX-42"}),
+        ),
+        // The reply_to_model observation tells it the order is not acme's: it self-corrects.
+        Turn::from_fn(|req| {
+            let reply = req.last_tool_result().and_then(Message::text).unwrap_or("");
+            if reply.contains("does not belong") {
+                Turn::tool_call_with_id(
+                    "call_2",
+                    "lookup-order-tool",
+                    json!({"orderId": "ACME-42"}),
+                )
+            } else {
+                Turn::text("(the reply did not arrive)")
+            }
+        }),
+        // Full refund: 125.00 is above the 100.00 limit, so the call is blocked.
+        Turn::tool_call_with_id(
+            "call_3",
+            "refund-order-tool",
+            json!({"orderId": "ACME-42", "amountCents": 12_500, "reason": "parcel arrived broken"}),
+        ),
+        Turn::text("(never reached: the block ends the step)"),
+    ])
+}
+
+fn print_event(event: &RunEvent) {
+    match event {
+        RunEvent::RunStarted { run_id, target } => println!("run {run_id} → {target}"),
+        RunEvent::StepStarted { step, kind, input } => {
+            println!("  ▶ {kind} {step} ← {input:?}")
+        }
+        RunEvent::TextDelta { .. } => {}
+        RunEvent::Usage { step, usage } => {
+            println!("    · {step} used {} tokens", usage.total_tokens)
+        }
+        RunEvent::RouteChosen {
+            router,
+            route,
+            reason,
+        } => println!("    ⇢ {router} chose {route} ({reason:?})"),
+        RunEvent::ToolCallRequested {
+            call_id,
+            tool,
+            arguments,
+            ..
+        } => println!("    → {call_id} {tool} {arguments}"),
+        RunEvent::ToolCallDecision {
+            call_id, decision, ..
+        } => match decision {
+            CallDecision::Allowed => println!("      ✔ {call_id} allowed"),
+            CallDecision::RepliedToModel {
+                interceptor,
+                message,
+            } => println!("      ↩ {call_id} reply_to_model by {interceptor}: {message}"),
+            CallDecision::Blocked {
+                interceptor,
+                reason,
+            } => println!("      ✖ {call_id} BLOCKED by {interceptor}: {reason}"),
+            other => println!("      ? {call_id} {other:?}"),
+        },
+        RunEvent::ToolResult {
+            call_id, content, ..
+        } => println!("      = {call_id} {content}"),
+        RunEvent::ToolError { call_id, error, .. } => println!("      ! {call_id} {error}"),
+        RunEvent::ToolCallCancelled { call_id, .. } => println!("      ⨯ {call_id} cancelled"),
+        RunEvent::FinalAnswer { step, text } => println!("    ✎ {step}: {text}"),
+        RunEvent::StepFinished {
+            step,
+            kind,
+            outcome,
+        } => match outcome {
+            StepOutcome::Succeeded => println!("  ■ {kind} {step} done"),
+            StepOutcome::Failed { error } => println!("  ■ {kind} {step} FAILED: {error}"),
+            StepOutcome::Recovered { error } => {
+                println!("  ■ {kind} {step} recovered by on_error (was: {error})")
+            }
+            other => println!("  ■ {kind} {step} {other:?}"),
+        },
+        RunEvent::Completed(out) => println!(
+            "completed: {:?} ({} model turns, {} tool calls)",
+            out.text, out.model_turns, out.tool_calls
+        ),
+        other => println!("    {other:?}"),
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let app = App::builder()
         .application::<SupportDeskApplication>()
         .build()?;
     println!("{}", app.describe());
+
+    // The conversation: a real endpoint when configured, else the embedded script.
+    let model: SharedChatModel = if std::env::var_os("AGBOSS_OPENAI_API_KEY").is_some() {
+        println!("== model: OpenAI-compatible endpoint from the environment");
+        Arc::new(OpenAiCompatibleModel::from_env()?)
+    } else {
+        println!("== model: embedded script (set AGBOSS_OPENAI_API_KEY for a real one)");
+        Arc::new(scripted_model())
+    };
+    let app = App::builder()
+        .application::<SupportDeskApplication>()
+        .shared_model(model)
+        .build()?;
+
+    // The workflow's flow: route the request; a blocked refund hands the case to a human.
+    let flow = Flow::new().router::<SupportRouter>().on_error(|err, ctx| {
+        match err.as_blocked() {
+            Some(blocked) => Ok(Recovery::Output(format!(
+                "I can't complete that myself ({}). A colleague will review your request \"{}\" within one business day.",
+                blocked.text(),
+                ctx.input
+            ))),
+            None => Err(err),
+        }
+    });
+    let request = "Order 42 arrived broken, please refund it in full.";
+    println!("\n== customer (tenant acme): {request}");
+    let mut events = app.stream(
+        Target::workflow_with::<SupportWorkflow>(flow),
+        request,
+        RunContext::new().tenant("acme").run_id("demo-1"),
+    );
+    while let Some(item) = events.next().await {
+        match item {
+            Ok(event) => print_event(&event),
+            Err(err) => {
+                println!("run failed: {err}");
+                return Err(err.into());
+            }
+        }
+    }
     Ok(())
 }
