@@ -257,11 +257,9 @@ pub(crate) fn render_result<O: serde::Serialize>(
         serde_json::to_string(&value)?
     };
     let truncated = truncate_result(&mut text, max);
-    if truncated {
-        if let Cow::Owned(masked) = pii.mask_text(&text, &mut report) {
-            text = masked;
-            truncate_result(&mut text, max);
-        }
+    if truncated && let Cow::Owned(masked) = pii.mask_text(&text, &mut report) {
+        text = masked;
+        truncate_result(&mut text, max);
     }
     Ok((text, truncated, report.total()))
 }

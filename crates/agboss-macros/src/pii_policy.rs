@@ -50,13 +50,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             )),
         }
     }
-    if let Some(span) = args.paths_span("detectors") {
-        if args.paths("detectors").is_empty() && args.paths("custom_detectors").is_empty() {
-            errors.push(syn::Error::new(
-                span,
-                "[pii-policy.no-detectors] the policy detects nothing: list built-in detectors (or leave `detectors` out for all of them), or add `custom_detectors = [...]`",
-            ));
-        }
+    if let Some(span) = args.paths_span("detectors")
+        && args.paths("detectors").is_empty()
+        && args.paths("custom_detectors").is_empty()
+    {
+        errors.push(syn::Error::new(
+            span,
+            "[pii-policy.no-detectors] the policy detects nothing: list built-in detectors (or leave `detectors` out for all of them), or add `custom_detectors = [...]`",
+        ));
     }
 
     let strategy_lit = args.str("strategy");
