@@ -59,6 +59,9 @@ pub const fn any_context(deps: &[DepMeta]) -> bool {
     false
 }
 
+/// Builds a service for `InjectableMeta::construct`.
+pub type ServiceConstructor = fn(&Resolver<'_>) -> Result<Arc<dyn Any + Send + Sync>, DiError>;
+
 /// Registration data of an `#[injectable]` service.
 pub struct InjectableMeta {
     /// The service's type name.
@@ -68,7 +71,7 @@ pub struct InjectableMeta {
     /// Its dependencies.
     pub deps: &'static [DepMeta],
     /// `None` for `#[injectable(provided)]`: the app must be given an instance.
-    pub construct: Option<fn(&Resolver<'_>) -> Result<Arc<dyn Any + Send + Sync>, DiError>>,
+    pub construct: Option<ServiceConstructor>,
 }
 
 impl fmt::Debug for InjectableMeta {

@@ -176,8 +176,7 @@ async fn run_inner<T: Tool>(
     // The input is still needed by the after-hooks, so the tool gets a clone only when there are
     // after-hooks; otherwise it is moved.
     let output = if chain.after.is_empty() {
-        drop(call);
-        drop(holder);
+        // `call` and `holder` borrow `input`; they are not used past this point, so it can move.
         let output = run_tool(slot, &resolver, meta, input).await?;
         return revalidate::<T>(meta, output).map(Outcome::Ran);
     } else {

@@ -111,15 +111,15 @@ pub fn check_unique_names() -> Result<(), BuildError> {
         if matches!(reg, Registration::Injectable(_)) {
             continue;
         }
-        if let Some(first) = seen.insert((reg.kind(), reg.name()), reg.type_name()) {
-            if first != reg.type_name() {
-                dups.push(BuildError::DuplicateName {
-                    kind: reg.kind(),
-                    name: reg.name(),
-                    first,
-                    second: reg.type_name(),
-                });
-            }
+        if let Some(first) = seen.insert((reg.kind(), reg.name()), reg.type_name())
+            && first != reg.type_name()
+        {
+            dups.push(BuildError::DuplicateName {
+                kind: reg.kind(),
+                name: reg.name(),
+                first,
+                second: reg.type_name(),
+            });
         }
     }
     // Deterministic: report the alphabetically first duplicate.

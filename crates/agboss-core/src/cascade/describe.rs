@@ -18,7 +18,7 @@ pub(crate) fn render(app: &App) -> String {
     let routed: Vec<*const ResolvedAgent> = inner
         .routers
         .iter()
-        .flat_map(|r| r.routes.iter().map(|a| std::sync::Arc::as_ptr(a)))
+        .flat_map(|r| r.routes.iter().map(std::sync::Arc::as_ptr))
         .collect();
     for wf in &inner.workflows {
         let _ = writeln!(out, "  workflow `{}`", wf.meta.name);
