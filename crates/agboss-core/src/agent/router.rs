@@ -25,13 +25,12 @@ use crate::model::{Message, ModelRequest};
 /// ```
 pub fn parse_route(answer: &str, routes: &[&str]) -> Option<usize> {
     let mut answer = answer.trim().to_string();
-    if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(&answer) {
-        if let Some(name) = ["route", "name", "agent"]
+    if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(&answer)
+        && let Some(name) = ["route", "name", "agent"]
             .iter()
             .find_map(|k| map.get(*k).and_then(|v| v.as_str()))
-        {
-            answer = name.to_string();
-        }
+    {
+        answer = name.to_string();
     }
     let clean = answer
         .trim_matches(|c: char| !c.is_alphanumeric())
