@@ -398,7 +398,12 @@ impl Engine {
                 name: workflow.meta.name,
             },
         ];
-        let callbacks = self.callbacks(&scopes, vec![bound.callback()]);
+        let callbacks = self.callbacks(
+            &scopes,
+            self.app
+                .tool_call_listeners()
+                .decorate(None, vec![bound.callback()]),
+        );
         let callback = callbacks
             .iter()
             .find(|c| c.definition().name == name)

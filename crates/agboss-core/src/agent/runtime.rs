@@ -693,7 +693,8 @@ impl Engine {
             .ok_or_else(|| RunError::NoModel {
                 step: meta.name.to_string(),
             })?;
-        let callbacks = self.callbacks(&agent.scopes, agent.callbacks());
+        // The app's and the agent's listeners decorate the agent's tools.
+        let callbacks = self.callbacks(&agent.scopes, self.app.agent_callbacks(agent));
         let mut req =
             ModelRequest::default().with_tools(callbacks.iter().map(|c| c.definition().clone()));
         if !meta.instructions.is_empty() {
@@ -951,7 +952,11 @@ impl Engine {
                     false,
                 ))
             }
-            Err(err) => self.on_call_error(step, policy, call, err),
+            // Error texts for the model go through the path's PII policies too.
+            Err(err) => self.on_call_error(step, policy, call, err).map(|mut obs| {
+                obs.content = callback.mask_for_model(&obs.content).into_owned();
+                obs
+            }),
         }
     }
 
