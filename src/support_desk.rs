@@ -241,7 +241,10 @@ impl AfterToolCall for AuditToolInterceptor {
 }
 
 /// Application level: masks customer e-mails in every output.
-#[tool_interceptor(name = "pii-redaction-tool-interceptor", description = "Masks customer e-mail addresses in tool outputs")]
+#[tool_interceptor(
+    name = "pii-redaction-tool-interceptor",
+    description = "Masks customer e-mail addresses in tool outputs"
+)]
 pub struct PiiRedactionToolInterceptor;
 
 impl AfterToolCall for PiiRedactionToolInterceptor {
@@ -304,7 +307,10 @@ impl BeforeToolCall for SupportHoursToolInterceptor {
 }
 
 /// Agent level (billing): refunds above 100.00 are a hard block.
-#[tool_interceptor(name = "refund-limit-tool-interceptor", description = "Blocks refunds above 100.00")]
+#[tool_interceptor(
+    name = "refund-limit-tool-interceptor",
+    description = "Blocks refunds above 100.00"
+)]
 pub struct RefundLimitToolInterceptor;
 
 impl BeforeToolCall for RefundLimitToolInterceptor {

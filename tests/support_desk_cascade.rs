@@ -45,7 +45,10 @@ async fn tool_level_guard_replies_to_the_model_and_the_agent_guard_blocks() {
     else {
         panic!("expected the tool to run")
     };
-    assert!(text.contains(r#""customerEmail":"[email hidden]""#), "{text}");
+    assert!(
+        text.contains(r#""customerEmail":"[email hidden]""#),
+        "{text}"
+    );
 
     let refund = billing.tool("refund-order-tool").unwrap();
     let err = refund
@@ -77,12 +80,7 @@ async fn the_workflow_guard_applies_below_the_workflow_except_where_excluded() {
         .build()
         .unwrap();
     let tenant = "acme".into();
-    let shipping = app
-        .workflow_by_name("support-workflow")
-        .unwrap()
-        .routers[0]
-        .routes[1]
-        .clone();
+    let shipping = app.workflow_by_name("support-workflow").unwrap().routers[0].routes[1].clone();
     assert_eq!(shipping.meta.name, "shipping-agent");
     let err = shipping
         .tool("lookup-order-tool")

@@ -40,7 +40,13 @@ async fn after_hook_output_is_revalidated_by_the_harness() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ToolCallError::InterceptorFailed { interceptor: "tenant-order-tool-interceptor", .. }),
+        matches!(
+            &err,
+            ToolCallError::InterceptorFailed {
+                interceptor: "tenant-order-tool-interceptor",
+                ..
+            }
+        ),
         "the hook could not read the output as its DTO: {err:?}"
     );
 }
@@ -69,7 +75,10 @@ async fn test_tool_runs_the_whole_pipeline() {
         Some(BlockKind::ReplyToModel { .. })
     ));
 
-    let out = tool.invoke_json(json!({ "orderId": "ACME-7" })).await.unwrap();
+    let out = tool
+        .invoke_json(json!({ "orderId": "ACME-7" }))
+        .await
+        .unwrap();
     assert_eq!(out["internalNote"], "[REDACTED]");
     assert_eq!(out["amountCents"], 12_500);
 

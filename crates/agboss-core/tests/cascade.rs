@@ -51,9 +51,21 @@ macro_rules! recording_interceptor {
 }
 
 recording_interceptor!(AppLevelToolInterceptor, "app-level-tool-interceptor", "app");
-recording_interceptor!(WorkflowLevelToolInterceptor, "workflow-level-tool-interceptor", "workflow");
-recording_interceptor!(AgentLevelToolInterceptor, "agent-level-tool-interceptor", "agent");
-recording_interceptor!(ToolLevelToolInterceptor, "tool-level-tool-interceptor", "tool");
+recording_interceptor!(
+    WorkflowLevelToolInterceptor,
+    "workflow-level-tool-interceptor",
+    "workflow"
+);
+recording_interceptor!(
+    AgentLevelToolInterceptor,
+    "agent-level-tool-interceptor",
+    "agent"
+);
+recording_interceptor!(
+    ToolLevelToolInterceptor,
+    "tool-level-tool-interceptor",
+    "tool"
+);
 
 macro_rules! recording_tool {
     ($ty:ident, $name:literal $(, $key:ident = [$($v:ident),*])*) => {
@@ -71,9 +83,17 @@ macro_rules! recording_tool {
     };
 }
 
-recording_tool!(ProbeTool, "probe-tool", tool_interceptors = [ToolLevelToolInterceptor]);
+recording_tool!(
+    ProbeTool,
+    "probe-tool",
+    tool_interceptors = [ToolLevelToolInterceptor]
+);
 recording_tool!(SharedTool, "shared-tool");
-recording_tool!(NoAgentGuardTool, "no-agent-guard-tool", exclude_tool_interceptors = [AgentLevelToolInterceptor]);
+recording_tool!(
+    NoAgentGuardTool,
+    "no-agent-guard-tool",
+    exclude_tool_interceptors = [AgentLevelToolInterceptor]
+);
 
 #[agent(name = "first-agent", description = "Uses the probe", tools = [ProbeTool, SharedTool, NoAgentGuardTool],
         tool_interceptors = [AgentLevelToolInterceptor])]
@@ -157,7 +177,10 @@ async fn before_runs_outer_to_inner_and_after_inner_to_outer_across_four_levels(
             ScopeKind::Tool
         ]
     );
-    assert_eq!(chain.path(), ["cascade-application", "main-workflow", "first-agent"]);
+    assert_eq!(
+        chain.path(),
+        ["cascade-application", "main-workflow", "first-agent"]
+    );
 }
 
 #[tokio::test]
@@ -218,9 +241,15 @@ async fn exclusion_at_the_tool() {
     let tool = first.tool("no-agent-guard-tool").unwrap();
     assert_eq!(
         names(tool.chain()),
-        ["app-level-tool-interceptor", "workflow-level-tool-interceptor"]
+        [
+            "app-level-tool-interceptor",
+            "workflow-level-tool-interceptor"
+        ]
     );
-    assert_eq!(tool.chain().exclusions()[0].excluded_at.kind, ScopeKind::Tool);
+    assert_eq!(
+        tool.chain().exclusions()[0].excluded_at.kind,
+        ScopeKind::Tool
+    );
     assert_eq!(
         call(tool, &rec).await,
         [
@@ -242,10 +271,19 @@ async fn an_interceptor_attached_at_several_levels_runs_once_at_its_outermost_pl
         names(tool.chain()),
         ["app-level-tool-interceptor", "tool-level-tool-interceptor"]
     );
-    assert_eq!(tool.chain().entries()[0].origin.kind, ScopeKind::Application);
+    assert_eq!(
+        tool.chain().entries()[0].origin.kind,
+        ScopeKind::Application
+    );
     assert_eq!(
         call(tool, &rec).await,
-        ["before:app", "before:tool", "run", "after:tool", "after:app"]
+        [
+            "before:app",
+            "before:tool",
+            "run",
+            "after:tool",
+            "after:app"
+        ]
     );
 }
 
@@ -263,7 +301,13 @@ async fn direct_invoke_uses_the_application_to_tool_chain() {
         .unwrap();
     assert_eq!(
         rec.take(),
-        ["before:app", "before:tool", "run", "after:tool", "after:app"]
+        [
+            "before:app",
+            "before:tool",
+            "run",
+            "after:tool",
+            "after:app"
+        ]
     );
     // Every tool any agent uses is directly callable.
     let mut direct: Vec<&str> = app.tools().map(|t| t.name).collect();
@@ -284,7 +328,12 @@ fn an_unreachable_agent_is_a_warning_and_deny_warnings_makes_it_an_error() {
         .deny_warnings()
         .build()
         .unwrap_err();
-    assert!(err.to_string().contains("agent `orphan-agent` is registered but no path of the application reaches it"), "{err}");
+    assert!(
+        err.to_string().contains(
+            "agent `orphan-agent` is registered but no path of the application reaches it"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
