@@ -601,6 +601,11 @@ pub mod probe {
     impl<I> HasHandler<I> for (HasBefore, NoAfter) {}
     impl<I> HasHandler<I> for (NoBefore, HasAfter) {}
     impl<I> HasHandler<I> for (HasBefore, HasAfter) {}
+    /// Never produced: these impls only keep the compiler from inferring the missing half from
+    /// the single remaining candidate, so a type with neither hook reads our own message.
+    pub enum Unreachable {}
+    impl<I> HasHandler<I> for (NoBefore, Unreachable) {}
+    impl<I> HasHandler<I> for (Unreachable, NoAfter) {}
 
     pub fn require_handler<I, B, A>(_before: B, _after: A)
     where

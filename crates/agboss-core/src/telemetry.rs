@@ -22,7 +22,8 @@ use crate::error::ToolCallError;
 /// The span of one tool call; record the rest with [`CallTrace::finish`].
 pub(crate) struct CallTrace {
     pub(crate) span: Span,
-    start: Instant,
+    /// `None` when no subscriber wants the span: no clock read on the hot path.
+    start: Option<Instant>,
 }
 
 impl CallTrace {
@@ -38,10 +39,8 @@ impl CallTrace {
             truncated = Empty,
             pii_masked = Empty,
         );
-        Self {
-            span,
-            start: Instant::now(),
-        }
+        let start = (!span.is_disabled()).then(Instant::now);
+        Self { span, start }
     }
 
     /// Records the outcome and the duration.
@@ -54,9 +53,11 @@ impl CallTrace {
                 outcome_of(err)
             }
         };
-        self.span.record("outcome", outcome);
-        self.span
-            .record("duration_us", self.start.elapsed().as_micros() as u64);
+        if let Some(start) = self.start {
+            self.span.record("outcome", outcome);
+            self.span
+                .record("duration_us", start.elapsed().as_micros() as u64);
+        }
     }
 }
 

@@ -96,11 +96,21 @@ fn kebab_suggestion(name: &str, kind: Kind) -> String {
     }
     // Drop trailing words of the suffix already there (`audit-interceptor` → `audit`), then
     // append the whole suffix.
-    let suffix_words: Vec<&str> = kind
-        .name_suffix
-        .split('-')
-        .filter(|w| !w.is_empty())
-        .collect();
+    // Suffix words of every kind (and the usual abbreviations) are dropped too: `support-agent`
+    // as a router name suggests `support-router`.
+    const SUFFIX_WORDS: &[&str] = &[
+        "tool",
+        "interceptor",
+        "agent",
+        "router",
+        "workflow",
+        "flow",
+        "application",
+        "app",
+        "pii",
+        "policy",
+    ];
+    let suffix_words: Vec<&str> = SUFFIX_WORDS.to_vec();
     let mut words: Vec<&str> = out.split('-').filter(|w| !w.is_empty()).collect();
     while words.len() > 1 && words.last().is_some_and(|w| suffix_words.contains(w)) {
         words.pop();
@@ -125,6 +135,29 @@ fn type_suggestion(name: &str, kind: Kind) -> String {
         {
             base = stripped;
             break;
+        }
+    }
+    if base == name {
+        // Another kind's suffix (`SupportFlow` as a workflow): replace it.
+        for other in [
+            "ToolInterceptor",
+            "Tool",
+            "Interceptor",
+            "Agent",
+            "Router",
+            "Workflow",
+            "Flow",
+            "Application",
+            "App",
+            "PiiPolicy",
+            "Policy",
+        ] {
+            if let Some(stripped) = name.strip_suffix(other)
+                && !stripped.is_empty()
+            {
+                base = stripped;
+                break;
+            }
         }
     }
     format!("{base}{}", kind.type_suffix)
@@ -217,5 +250,8 @@ mod tests {
             "AuditToolInterceptor"
         );
         assert_eq!(type_suggestion("GetOrder", TOOL), "GetOrderTool");
+        assert_eq!(type_suggestion("SupportFlow", WORKFLOW), "SupportWorkflow");
+        assert_eq!(kebab_suggestion("support-agent", ROUTER), "support-router");
+        assert_eq!(kebab_suggestion("shop-app", APPLICATION), "shop-application");
     }
 }

@@ -440,7 +440,7 @@ pub enum BuildWarning {
     },
     /// A registered component that no path of the application reaches.
     Unreachable {
-        /// agent, router or workflow.
+        /// tool, agent, router or workflow.
         kind: &'static str,
         /// Its name.
         name: &'static str,
@@ -916,6 +916,7 @@ impl AppBuilder {
             let reached_routers: Vec<&str> = pending_routers.iter().map(|r| r.1.name).collect();
             let reached_workflows: Vec<&str> =
                 pending_workflows.iter().map(|w| w.meta.name).collect();
+            let reached_tools: Vec<&str> = all_tools.iter().map(|t| t.name).collect();
             for reg in crate::registry::all() {
                 let (kind, name, reached) = match reg {
                     Registration::Agent(m) => ("agent", m.name, reached_agents.contains(&m.name)),
@@ -925,6 +926,7 @@ impl AppBuilder {
                     Registration::Workflow(m) => {
                         ("workflow", m.name, reached_workflows.contains(&m.name))
                     }
+                    Registration::Tool(m) => ("tool", m.name, reached_tools.contains(&m.name)),
                     _ => continue,
                 };
                 if !reached {
