@@ -252,6 +252,9 @@ mod tests {
         assert_eq!(type_suggestion("GetOrder", TOOL), "GetOrderTool");
         assert_eq!(type_suggestion("SupportFlow", WORKFLOW), "SupportWorkflow");
         assert_eq!(kebab_suggestion("support-agent", ROUTER), "support-router");
-        assert_eq!(kebab_suggestion("shop-app", APPLICATION), "shop-application");
+        assert_eq!(
+            kebab_suggestion("shop-app", APPLICATION),
+            "shop-application"
+        );
     }
 }
