@@ -395,8 +395,9 @@ pub trait ToolInterceptor: Send + Sync + Sized + 'static {
     fn construct(resolver: &Resolver<'_>) -> Result<Self, crate::di::DiError>;
 }
 
-pub(crate) type BeforeFuture<'a> = BoxFuture<'a, Result<ToolCallDecision, HookError>>;
-pub(crate) type AfterFuture<'a> = BoxFuture<'a, Result<ToolOutput, HookError>>;
+/// A hook's future: one allocation per hook call.
+pub(crate) type BeforeFuture<'a> = BoxFuture<'a, Result<ToolCallDecision, InterceptorError>>;
+pub(crate) type AfterFuture<'a> = BoxFuture<'a, Result<ToolOutput, InterceptorError>>;
 
 /// Why a hook did not produce a value.
 #[doc(hidden)]
@@ -405,7 +406,9 @@ pub enum HookError {
     Dependency(crate::di::DiError),
 }
 
-/// A resolved interceptor, behind `dyn`.
+/// A resolved interceptor, behind `dyn`. Building the per-invocation instance (when the
+/// interceptor has context deps) happens in `before` / `after`; the returned future runs the
+/// hook and owns that instance.
 #[doc(hidden)]
 pub trait ErasedInterceptor: Send + Sync {
     fn meta(&self) -> &'static InterceptorMeta;
@@ -415,24 +418,28 @@ pub trait ErasedInterceptor: Send + Sync {
         &'a self,
         resolver: &'a Resolver<'a>,
         call: &'a ToolCallContext<'a>,
-    ) -> BeforeFuture<'a>;
+    ) -> Result<BeforeFuture<'a>, crate::di::DiError>;
     fn after<'a>(
         &'a self,
         resolver: &'a Resolver<'a>,
         call: ToolCallResultContext<'a>,
-    ) -> AfterFuture<'a>;
+    ) -> Result<AfterFuture<'a>, crate::di::DiError>;
 }
 
+/// The `before_tool_call` of a concrete interceptor type, on a shared instance and on an owned
+/// (per-invocation) one.
 #[doc(hidden)]
-pub type BeforeHook<I> = for<'a> fn(
-    &'a I,
-    &'a ToolCallContext<'a>,
-) -> BoxFuture<'a, Result<ToolCallDecision, InterceptorError>>;
+pub struct BeforeHook<I> {
+    by_ref: for<'a> fn(&'a I, &'a ToolCallContext<'a>) -> BeforeFuture<'a>,
+    owned: for<'a> fn(I, &'a ToolCallContext<'a>) -> BeforeFuture<'a>,
+}
+
+/// The `after_tool_call` of a concrete interceptor type.
 #[doc(hidden)]
-pub type AfterHook<I> = for<'a> fn(
-    &'a I,
-    ToolCallResultContext<'a>,
-) -> BoxFuture<'a, Result<ToolOutput, InterceptorError>>;
+pub struct AfterHook<I> {
+    by_ref: for<'a> fn(&'a I, ToolCallResultContext<'a>) -> AfterFuture<'a>,
+    owned: for<'a> fn(I, ToolCallResultContext<'a>) -> AfterFuture<'a>,
+}
 
 /// The hooks of a concrete interceptor type, found by the macro.
 #[doc(hidden)]
@@ -477,36 +484,26 @@ impl<I: ToolInterceptor> ErasedInterceptor for TypedInterceptor<I> {
         &'a self,
         resolver: &'a Resolver<'a>,
         call: &'a ToolCallContext<'a>,
-    ) -> BeforeFuture<'a> {
-        let Some(hook) = self.before else {
-            return Box::pin(async { Ok(ToolCallDecision::Allow) });
+    ) -> Result<BeforeFuture<'a>, crate::di::DiError> {
+        let Some(hook) = &self.before else {
+            return Ok(Box::pin(async { Ok(ToolCallDecision::Allow) }));
         };
-        Box::pin(async move {
-            match &self.shared {
-                Some(instance) => hook(instance, call).await.map_err(HookError::Failed),
-                None => {
-                    let instance = I::construct(resolver).map_err(HookError::Dependency)?;
-                    hook(&instance, call).await.map_err(HookError::Failed)
-                }
-            }
+        Ok(match &self.shared {
+            Some(instance) => (hook.by_ref)(instance, call),
+            None => (hook.owned)(I::construct(resolver)?, call),
         })
     }
     fn after<'a>(
         &'a self,
         resolver: &'a Resolver<'a>,
         call: ToolCallResultContext<'a>,
-    ) -> AfterFuture<'a> {
-        let Some(hook) = self.after else {
-            return Box::pin(async move { Ok(call.output) });
+    ) -> Result<AfterFuture<'a>, crate::di::DiError> {
+        let Some(hook) = &self.after else {
+            return Ok(Box::pin(async move { Ok(call.output) }));
         };
-        Box::pin(async move {
-            match &self.shared {
-                Some(instance) => hook(instance, call).await.map_err(HookError::Failed),
-                None => {
-                    let instance = I::construct(resolver).map_err(HookError::Dependency)?;
-                    hook(&instance, call).await.map_err(HookError::Failed)
-                }
-            }
+        Ok(match &self.shared {
+            Some(instance) => (hook.by_ref)(instance, call),
+            None => (hook.owned)(I::construct(resolver)?, call),
         })
     }
 }
@@ -525,11 +522,17 @@ pub mod probe {
         }
     }
 
-    fn before_hook<I: BeforeToolCall>() -> BeforeHook<I> {
-        |i, call| Box::pin(i.before_tool_call(call))
+    fn before_hook<I: BeforeToolCall + 'static>() -> BeforeHook<I> {
+        BeforeHook {
+            by_ref: |i, call| Box::pin(i.before_tool_call(call)),
+            owned: |i, call| Box::pin(async move { i.before_tool_call(call).await }),
+        }
     }
-    fn after_hook<I: AfterToolCall>() -> AfterHook<I> {
-        |i, call| Box::pin(i.after_tool_call(call))
+    fn after_hook<I: AfterToolCall + 'static>() -> AfterHook<I> {
+        AfterHook {
+            by_ref: |i, call| Box::pin(i.after_tool_call(call)),
+            owned: |i, call| Box::pin(async move { i.after_tool_call(call).await }),
+        }
     }
 
     /// Tag: the type implements `BeforeToolCall`.
@@ -571,7 +574,7 @@ pub mod probe {
     impl<I> ViaNoAfter for Probe<I> {}
 
     impl HasBefore {
-        pub fn hook<I: BeforeToolCall>(self) -> Option<BeforeHook<I>> {
+        pub fn hook<I: BeforeToolCall + 'static>(self) -> Option<BeforeHook<I>> {
             Some(before_hook::<I>())
         }
     }
@@ -581,7 +584,7 @@ pub mod probe {
         }
     }
     impl HasAfter {
-        pub fn hook<I: AfterToolCall>(self) -> Option<AfterHook<I>> {
+        pub fn hook<I: AfterToolCall + 'static>(self) -> Option<AfterHook<I>> {
             Some(after_hook::<I>())
         }
     }

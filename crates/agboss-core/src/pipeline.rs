@@ -212,9 +212,15 @@ pub(crate) async fn before_one(
     call: &ToolCallContext<'_>,
 ) -> Result<ToolCallDecision, ToolCallError> {
     let name = link.meta().name;
-    let result = AssertUnwindSafe(link.before(resolver, call))
-        .catch_unwind()
-        .await;
+    // Building a per-invocation instance may fail (a missing tenant) or panic: both fail closed.
+    let result = match std::panic::catch_unwind(AssertUnwindSafe(|| link.before(resolver, call))) {
+        Ok(Ok(future)) => AssertUnwindSafe(future)
+            .catch_unwind()
+            .await
+            .map(|r| r.map_err(HookError::Failed)),
+        Ok(Err(dependency)) => Ok(Err(HookError::Dependency(dependency))),
+        Err(payload) => Err(payload),
+    };
     match result {
         Ok(Ok(decision)) => {
             match &decision {
@@ -274,9 +280,14 @@ pub(crate) async fn after_one(
     let name = link.meta().name;
     let tool = call.call.tool;
     tracing::trace!(tool = tool.name, interceptor = name, "after_tool_call");
-    let result = AssertUnwindSafe(link.after(resolver, call))
-        .catch_unwind()
-        .await;
+    let result = match std::panic::catch_unwind(AssertUnwindSafe(|| link.after(resolver, call))) {
+        Ok(Ok(future)) => AssertUnwindSafe(future)
+            .catch_unwind()
+            .await
+            .map(|r| r.map_err(HookError::Failed)),
+        Ok(Err(dependency)) => Ok(Err(HookError::Dependency(dependency))),
+        Err(payload) => Err(payload),
+    };
     match result {
         Ok(Ok(out)) => Ok(out),
         Ok(Err(err)) => Err(hook_error(tool, name, err)),
@@ -408,58 +419,71 @@ impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
         args: &'a str,
         max_result_size: Option<usize>,
     ) -> BoxFuture<'a, Result<JsonOutcome, ToolCallError>> {
-        Box::pin(async move {
-            let meta = T::META;
-            let trace = CallTrace::start(meta.name, env.call_id.as_str(), &chain.path);
-            let span = trace.span.clone();
-            let result = async move {
-                let input = <T::Input as Dto>::from_json_str(args).map_err(|source| {
-                    ToolCallError::InvalidInput {
-                        tool_name: meta.name.to_string(),
-                        source,
-                    }
-                })?;
-                match run_typed_untraced(self, chain, env, input, Some(args)).await? {
-                    Outcome::Ran(output) => {
-                        // Serialization, PII masking and truncation (see `crate::pii_policy`).
-                        let (text, truncated, masked) =
-                            crate::pii_policy::render_result(&output, &chain.pii, max_result_size)
-                                .map_err(|e| ToolCallError::Serialize {
-                                    tool_name: meta.name.to_string(),
-                                    message: e.to_string(),
-                                })?;
-                        let span = tracing::Span::current();
-                        span.record("truncated", truncated);
-                        span.record("pii_masked", masked as u64);
-                        Ok(JsonOutcome::Ran { text, truncated })
-                    }
-                    Outcome::ReplyToModel {
-                        message,
-                        interceptor,
-                    } => {
-                        let mut report = crate::pii::MaskReport::default();
-                        let message = match chain.pii.mask_text(&message, &mut report) {
-                            std::borrow::Cow::Borrowed(_) => message,
-                            std::borrow::Cow::Owned(masked) => masked,
-                        };
-                        tracing::Span::current().record("pii_masked", report.total() as u64);
-                        Ok(JsonOutcome::ReplyToModel {
-                            message,
-                            interceptor,
-                        })
-                    }
-                }
-            }
-            .instrument(span)
-            .await;
-            let ok = match &result {
-                Ok(JsonOutcome::ReplyToModel { .. }) => "reply_to_model",
-                _ => "ok",
-            };
-            trace.finish(&result, ok);
-            result
-        })
+        Box::pin(call_json_typed(self, chain, env, args, max_result_size))
     }
+}
+
+/// One call of `T` with JSON text arguments, as a model makes it: decode and validate, the
+/// chain, `run`, serialization, PII masking and truncation, in one `tool_call` span. Typed
+/// handles call it directly; everything else through [`ErasedToolSlot::call_json`].
+pub(crate) async fn call_json_typed<T: Tool>(
+    slot: &ToolSlot<T>,
+    chain: &Chain,
+    env: CallEnv<'_>,
+    args: &str,
+    max_result_size: Option<usize>,
+) -> Result<JsonOutcome, ToolCallError> {
+    let this = slot;
+
+    let meta = T::META;
+    let trace = CallTrace::start(meta.name, env.call_id.as_str(), &chain.path);
+    let span = trace.span.clone();
+    let result = async move {
+        let input = <T::Input as Dto>::from_json_str(args).map_err(|source| {
+            ToolCallError::InvalidInput {
+                tool_name: meta.name.to_string(),
+                source,
+            }
+        })?;
+        match run_typed_untraced(this, chain, env, input, Some(args)).await? {
+            Outcome::Ran(output) => {
+                // Serialization, PII masking and truncation (see `crate::pii_policy`).
+                let (text, truncated, masked) =
+                    crate::pii_policy::render_result(&output, &chain.pii, max_result_size)
+                        .map_err(|e| ToolCallError::Serialize {
+                            tool_name: meta.name.to_string(),
+                            message: e.to_string(),
+                        })?;
+                let span = tracing::Span::current();
+                span.record("truncated", truncated);
+                span.record("pii_masked", masked as u64);
+                Ok(JsonOutcome::Ran { text, truncated })
+            }
+            Outcome::ReplyToModel {
+                message,
+                interceptor,
+            } => {
+                let mut report = crate::pii::MaskReport::default();
+                let message = match chain.pii.mask_text(&message, &mut report) {
+                    std::borrow::Cow::Borrowed(_) => message,
+                    std::borrow::Cow::Owned(masked) => masked,
+                };
+                tracing::Span::current().record("pii_masked", report.total() as u64);
+                Ok(JsonOutcome::ReplyToModel {
+                    message,
+                    interceptor,
+                })
+            }
+        }
+    }
+    .instrument(span)
+    .await;
+    let ok = match &result {
+        Ok(JsonOutcome::ReplyToModel { .. }) => "reply_to_model",
+        _ => "ok",
+    };
+    trace.finish(&result, ok);
+    result
 }
 
 /// Builds tool slots of one tool type.

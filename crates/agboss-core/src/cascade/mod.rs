@@ -9,6 +9,7 @@ mod describe;
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::BuildHasherDefault;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -467,7 +468,7 @@ struct AppInner {
     application: Option<&'static ApplicationMeta>,
     services: Arc<Services>,
     tools: Vec<ToolEntry>,
-    by_type: HashMap<TypeId, usize>,
+    by_type: HashMap<TypeId, usize, BuildHasherDefault<TypeIdHasher>>,
     by_name: HashMap<&'static str, usize>,
     agents: Vec<Arc<ResolvedAgent>>,
     routers: Vec<Arc<ResolvedRouter>>,
@@ -476,6 +477,27 @@ struct AppInner {
     model: Option<crate::model::SharedChatModel>,
     agent_models: HashMap<&'static str, crate::model::SharedChatModel>,
     listeners: crate::listener::ToolCallListenerSet,
+}
+
+/// `TypeId`s are hashes already: the typed handle's lookup (on every direct call) skips SipHash.
+#[derive(Default)]
+struct TypeIdHasher(u64);
+
+impl std::hash::Hasher for TypeIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+    fn write_u128(&mut self, n: u128) {
+        self.0 ^= n as u64 ^ (n >> 64) as u64;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 pub(crate) struct ToolEntry {
@@ -963,7 +985,7 @@ impl AppBuilder {
                 max_result_size: meta.max_result_size.or(inherited_max),
             };
         let mut tools = Vec::new();
-        let mut by_type = HashMap::new();
+        let mut by_type = HashMap::default();
         let mut by_name = HashMap::new();
         for (meta, chain, max) in pending_tools {
             by_type.insert((meta.type_id)(), tools.len());
@@ -1207,8 +1229,27 @@ impl<T: Tool> ToolHandle<'_, T> {
     /// Invokes the tool with JSON text arguments, as a model would; returns the serialized
     /// output, truncated to `max_result_size`.
     pub async fn invoke_json(&self, args: &str) -> Result<String, ToolCallError> {
-        let (entry, _) = self.app.entry::<T>()?;
-        dyn_invoke_json(entry, self.env(), args).await
+        let env = self.env();
+        let call_id = env.call_id.clone();
+        match self.call_env(env, args).await? {
+            JsonOutcome::Ran { text, .. } => Ok(text),
+            JsonOutcome::ReplyToModel {
+                message,
+                interceptor,
+            } => Err(reply_as_block(T::META.name, &call_id, interceptor, message)),
+        }
+    }
+
+    async fn call_env(&self, env: CallEnv<'_>, args: &str) -> Result<JsonOutcome, ToolCallError> {
+        let (entry, slot) = self.app.entry::<T>()?;
+        crate::pipeline::call_json_typed(
+            slot,
+            &entry.bound.chain,
+            env,
+            args,
+            entry.bound.max_result_size,
+        )
+        .await
     }
 
     /// Like [`ToolHandle::invoke_json`] with a JSON value.
@@ -1223,8 +1264,7 @@ impl<T: Tool> ToolHandle<'_, T> {
     /// Runs the call and reports a `reply_to_model` as an outcome instead of an error (what an
     /// agent loop does).
     pub async fn call(&self, args: &str) -> Result<JsonOutcome, ToolCallError> {
-        let (entry, _) = self.app.entry::<T>()?;
-        entry.bound.call_with(self.env(), args).await
+        self.call_env(self.env(), args).await
     }
 }
 
