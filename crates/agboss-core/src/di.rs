@@ -158,68 +158,55 @@ impl From<String> for TenantContext {
     }
 }
 
-/// A call id: generated (`call_<n>`) or given by the model. Stored inline when short, so a
-/// generated id costs no allocation.
+/// A call id: generated (`call_<n>`) or given by the model. A generated id is a number until
+/// someone reads it as text (most calls never do), then formatted once, inline, without
+/// allocation; a given id is stored inline when short (up to 23 bytes).
 #[derive(Clone)]
-pub struct CallId(CallIdRepr);
-
-#[derive(Clone)]
-enum CallIdRepr {
-    Inline { buf: [u8; 30], len: u8 },
-    Shared(Arc<str>),
+pub struct CallId {
+    seq: u64,
+    text: std::sync::OnceLock<smol_str::SmolStr>,
 }
 
 impl CallId {
     /// A call id from a string.
     pub fn new(id: &str) -> Self {
-        if id.len() <= 30 {
-            let mut buf = [0u8; 30];
-            buf[..id.len()].copy_from_slice(id.as_bytes());
-            Self(CallIdRepr::Inline {
-                buf,
-                len: id.len() as u8,
-            })
-        } else {
-            Self(CallIdRepr::Shared(id.into()))
+        Self {
+            seq: 0,
+            text: std::sync::OnceLock::from(smol_str::SmolStr::new(id)),
         }
     }
 
-    /// The next process-wide generated id, `call_<n>`. No allocation, no formatting machinery:
-    /// it is on the path of every direct call.
+    /// The next process-wide generated id, `call_<n>`.
     pub fn generate() -> Self {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let mut n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
+        Self {
+            seq: NEXT.fetch_add(1, Ordering::Relaxed),
+            text: std::sync::OnceLock::new(),
         }
-        let mut buf = [0u8; 30];
-        buf[..5].copy_from_slice(b"call_");
-        let len = 5 + digits.len() - i;
-        buf[5..len].copy_from_slice(&digits[i..]);
-        Self(CallIdRepr::Inline {
-            buf,
-            len: len as u8,
-        })
     }
 
     /// The id as text.
     pub fn as_str(&self) -> &str {
-        match &self.0 {
-            CallIdRepr::Inline { buf, len } => {
-                // Only ever filled from a `&str` or ASCII digits, cut at a length taken from it.
-                std::str::from_utf8(&buf[..*len as usize]).unwrap_or_default()
-            }
-            CallIdRepr::Shared(s) => s,
+        self.text.get_or_init(|| format_seq(self.seq))
+    }
+}
+
+fn format_seq(mut n: u64) -> smol_str::SmolStr {
+    let mut buf = [0u8; 25];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
         }
     }
+    i -= 5;
+    buf[i..i + 5].copy_from_slice(b"call_");
+    // ASCII by construction: `call_` and digits.
+    smol_str::SmolStr::new(std::str::from_utf8(&buf[i..]).unwrap_or("call"))
 }
 
 impl fmt::Debug for CallId {

@@ -11,7 +11,6 @@ use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
-use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::di::{DepMeta, ExecutionContext, Resolver, Services};
@@ -395,9 +394,17 @@ pub trait ToolInterceptor: Send + Sync + Sized + 'static {
     fn construct(resolver: &Resolver<'_>) -> Result<Self, crate::di::DiError>;
 }
 
-/// A hook's future: one allocation per hook call.
-pub(crate) type BeforeFuture<'a> = BoxFuture<'a, Result<ToolCallDecision, InterceptorError>>;
-pub(crate) type AfterFuture<'a> = BoxFuture<'a, Result<ToolOutput, InterceptorError>>;
+/// Bytes a hook's future may take before it is boxed: typical hooks (a few references and an
+/// `await` on a service) fit, so a guarded call allocates nothing per interceptor.
+pub(crate) const HOOK_FUTURE_INLINE: usize = 128;
+
+/// A hook's future, stored inline when it fits (see [`HOOK_FUTURE_INLINE`]), boxed otherwise.
+#[doc(hidden)]
+pub type BeforeFuture<'a> =
+    stackfuture::StackFuture<'a, Result<ToolCallDecision, InterceptorError>, HOOK_FUTURE_INLINE>;
+#[doc(hidden)]
+pub type AfterFuture<'a> =
+    stackfuture::StackFuture<'a, Result<ToolOutput, InterceptorError>, HOOK_FUTURE_INLINE>;
 
 /// Why a hook did not produce a value.
 #[doc(hidden)]
@@ -486,7 +493,9 @@ impl<I: ToolInterceptor> ErasedInterceptor for TypedInterceptor<I> {
         call: &'a ToolCallContext<'a>,
     ) -> Result<BeforeFuture<'a>, crate::di::DiError> {
         let Some(hook) = &self.before else {
-            return Ok(Box::pin(async { Ok(ToolCallDecision::Allow) }));
+            return Ok(BeforeFuture::from_or_box(async {
+                Ok(ToolCallDecision::Allow)
+            }));
         };
         Ok(match &self.shared {
             Some(instance) => (hook.by_ref)(instance, call),
@@ -499,7 +508,7 @@ impl<I: ToolInterceptor> ErasedInterceptor for TypedInterceptor<I> {
         call: ToolCallResultContext<'a>,
     ) -> Result<AfterFuture<'a>, crate::di::DiError> {
         let Some(hook) = &self.after else {
-            return Ok(Box::pin(async move { Ok(call.output) }));
+            return Ok(AfterFuture::from_or_box(async move { Ok(call.output) }));
         };
         Ok(match &self.shared {
             Some(instance) => (hook.by_ref)(instance, call),
@@ -524,14 +533,16 @@ pub mod probe {
 
     fn before_hook<I: BeforeToolCall + 'static>() -> BeforeHook<I> {
         BeforeHook {
-            by_ref: |i, call| Box::pin(i.before_tool_call(call)),
-            owned: |i, call| Box::pin(async move { i.before_tool_call(call).await }),
+            by_ref: |i, call| BeforeFuture::from_or_box(i.before_tool_call(call)),
+            owned: |i, call| {
+                BeforeFuture::from_or_box(async move { i.before_tool_call(call).await })
+            },
         }
     }
     fn after_hook<I: AfterToolCall + 'static>() -> AfterHook<I> {
         AfterHook {
-            by_ref: |i, call| Box::pin(i.after_tool_call(call)),
-            owned: |i, call| Box::pin(async move { i.after_tool_call(call).await }),
+            by_ref: |i, call| AfterFuture::from_or_box(i.after_tool_call(call)),
+            owned: |i, call| AfterFuture::from_or_box(async move { i.after_tool_call(call).await }),
         }
     }
 

@@ -82,7 +82,7 @@ pub(crate) async fn run_typed<T: Tool>(
     input: T::Input,
     raw: Option<&str>,
 ) -> Result<Outcome<T::Output>, ToolCallError> {
-    let trace = CallTrace::start(T::META.name, env.call_id.as_str(), &chain.path);
+    let trace = CallTrace::start(T::META.name, &env.call_id, &chain.path);
     let result = run_typed_untraced(slot, chain, env, input, raw)
         .instrument(trace.span.clone())
         .await;
@@ -436,8 +436,9 @@ pub(crate) async fn call_json_typed<T: Tool>(
     let this = slot;
 
     let meta = T::META;
-    let trace = CallTrace::start(meta.name, env.call_id.as_str(), &chain.path);
+    let trace = CallTrace::start(meta.name, &env.call_id, &chain.path);
     let span = trace.span.clone();
+    let trace_span = &trace.span;
     let result = async move {
         let input = <T::Input as Dto>::from_json_str(args).map_err(|source| {
             ToolCallError::InvalidInput {
@@ -454,7 +455,7 @@ pub(crate) async fn call_json_typed<T: Tool>(
                             tool_name: meta.name.to_string(),
                             message: e.to_string(),
                         })?;
-                let span = tracing::Span::current();
+                let span = &trace_span;
                 span.record("truncated", truncated);
                 span.record("pii_masked", masked as u64);
                 Ok(JsonOutcome::Ran { text, truncated })
@@ -468,7 +469,7 @@ pub(crate) async fn call_json_typed<T: Tool>(
                     std::borrow::Cow::Borrowed(_) => message,
                     std::borrow::Cow::Owned(masked) => masked,
                 };
-                tracing::Span::current().record("pii_masked", report.total() as u64);
+                trace_span.record("pii_masked", report.total() as u64);
                 Ok(JsonOutcome::ReplyToModel {
                     message,
                     interceptor,

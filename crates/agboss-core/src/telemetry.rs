@@ -27,11 +27,16 @@ pub(crate) struct CallTrace {
 }
 
 impl CallTrace {
-    pub(crate) fn start(tool: &'static str, call_id: &str, path: &[&'static str]) -> Self {
+    pub(crate) fn start(
+        tool: &'static str,
+        call_id: &crate::di::CallId,
+        path: &[&'static str],
+    ) -> Self {
+        // Field values are only evaluated when a subscriber wants the span.
         let span = tracing::info_span!(
             "tool_call",
             tool,
-            call_id,
+            call_id = call_id.as_str(),
             path = %path.join("/"),
             decision = Empty,
             outcome = Empty,

@@ -626,3 +626,48 @@ fn the_registry_lists_components_by_name() {
         .input_schema)();
     assert_eq!(schema["properties"]["text"]["description"], "Item text");
 }
+
+// ---- hook futures larger than the inline buffer are boxed, not refused ----
+
+#[tool_interceptor(
+    name = "big-future-tool-interceptor",
+    description = "Holds a large buffer across an await"
+)]
+pub struct BigFutureToolInterceptor;
+
+impl BeforeToolCall for BigFutureToolInterceptor {
+    async fn before_tool_call(
+        &self,
+        call: &ToolCallContext<'_>,
+    ) -> Result<ToolCallDecision, InterceptorError> {
+        let buffer = [7u8; 4096];
+        tokio::task::yield_now().await;
+        let sum: u32 = buffer.iter().map(|b| u32::from(*b)).sum();
+        Ok(if sum == 7 * 4096 && call.input()["text"] != "deny" {
+            ToolCallDecision::allow()
+        } else {
+            ToolCallDecision::block("denied")
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_hook_with_a_large_future_runs_like_any_other() {
+    let app = App::builder()
+        .tool_interceptor::<BigFutureToolInterceptor>()
+        .tool::<PlainEchoTool>()
+        .build()
+        .unwrap();
+    let out = app
+        .tool::<PlainEchoTool>()
+        .invoke(item("ok"))
+        .await
+        .unwrap();
+    assert_eq!(out.text, "ok");
+    let err = app
+        .tool::<PlainEchoTool>()
+        .invoke(item("deny"))
+        .await
+        .unwrap_err();
+    assert!(err.as_blocked().is_some());
+}
