@@ -4,6 +4,10 @@
 use agboss_core::dto::Dto;
 use agboss_core::*;
 use criterion::{Criterion, criterion_group, criterion_main};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 
 #[derive(Dto, Debug, Clone, PartialEq)]
 pub struct OrderInputDto {
@@ -125,6 +129,41 @@ fn bench(c: &mut Criterion) {
         .tool::<Guards16Tool>()
         .build()
         .expect("app");
+    // Allocations per call (TARGETS.md: <= 8 with 4 interceptors), counted on 1,000 calls.
+    let per_call = |f: &dyn Fn()| {
+        f(); // warm: lazy statics, first-use caches
+        let region = Region::new(GLOBAL);
+        for _ in 0..1_000 {
+            f();
+        }
+        region.change().allocations as f64 / 1_000.0
+    };
+    let floor = per_call(&|| {
+        rt.block_on(async {
+            let input: OrderInputDto = serde_json::from_str(ARGS).unwrap();
+            let out = handler(input).await;
+            std::hint::black_box(serde_json::to_string(&out).unwrap());
+        })
+    });
+    let g0 = per_call(&|| {
+        rt.block_on(async {
+            std::hint::black_box(app.tool::<Guards0Tool>().invoke_json(ARGS).await.unwrap());
+        })
+    });
+    let g4 = per_call(&|| {
+        rt.block_on(async {
+            std::hint::black_box(app.tool::<Guards4Tool>().invoke_json(ARGS).await.unwrap());
+        })
+    });
+    let g16 = per_call(&|| {
+        rt.block_on(async {
+            std::hint::black_box(app.tool::<Guards16Tool>().invoke_json(ARGS).await.unwrap());
+        })
+    });
+    println!(
+        "allocations per call: floor {floor}, 0 interceptors {g0}, 4 interceptors {g4}, 16 interceptors {g16}"
+    );
+
     let mut group = c.benchmark_group("invoke_json");
     group.measurement_time(std::time::Duration::from_secs(3));
     group.warm_up_time(std::time::Duration::from_secs(1));
