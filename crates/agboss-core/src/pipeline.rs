@@ -212,17 +212,8 @@ pub(crate) async fn before_one(
     call: &ToolCallContext<'_>,
 ) -> Result<ToolCallDecision, ToolCallError> {
     let name = link.meta().name;
-    // Building a per-invocation instance may fail (a missing tenant) or panic: both fail closed.
-    let result = match std::panic::catch_unwind(AssertUnwindSafe(|| link.before(resolver, call))) {
-        Ok(Ok(future)) => AssertUnwindSafe(future)
-            .catch_unwind()
-            .await
-            .map(|r| r.map_err(HookError::Failed)),
-        Ok(Err(dependency)) => Ok(Err(HookError::Dependency(dependency))),
-        Err(payload) => Err(payload),
-    };
-    match result {
-        Ok(Ok(decision)) => {
+    match guarded_hook(call.tool, name, || link.before(resolver, call)).await {
+        Ok(decision) => {
             match &decision {
                 ToolCallDecision::Allow => tracing::debug!(
                     tool = call.tool.name,
@@ -256,17 +247,9 @@ pub(crate) async fn before_one(
             }
             Ok(decision)
         }
-        Ok(Err(err)) => {
+        Err(err) => {
             record_decision("interceptor_error");
-            Err(hook_error(call.tool, name, err))
-        }
-        Err(payload) => {
-            record_decision("interceptor_error");
-            Err(ToolCallError::InterceptorPanicked {
-                tool_name: call.tool.name.to_string(),
-                interceptor: name,
-                message: panic_message(&*payload),
-            })
+            Err(err)
         }
     }
 }
@@ -280,7 +263,21 @@ pub(crate) async fn after_one(
     let name = link.meta().name;
     let tool = call.call.tool;
     tracing::trace!(tool = tool.name, interceptor = name, "after_tool_call");
-    let result = match std::panic::catch_unwind(AssertUnwindSafe(|| link.after(resolver, call))) {
+    guarded_hook(tool, name, || link.after(resolver, call)).await
+}
+
+/// Starts a hook (building its per-invocation instance) and runs it to completion, failing
+/// closed: a dependency that cannot be built, an `Err` and a panic (while building or running)
+/// all become the call's error.
+async fn guarded_hook<F, T>(
+    tool: &ToolMeta,
+    interceptor: &'static str,
+    start: impl FnOnce() -> Result<F, crate::di::DiError>,
+) -> Result<T, ToolCallError>
+where
+    F: std::future::Future<Output = Result<T, crate::error::InterceptorError>>,
+{
+    let result = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
         Ok(Ok(future)) => AssertUnwindSafe(future)
             .catch_unwind()
             .await
@@ -289,11 +286,11 @@ pub(crate) async fn after_one(
         Err(payload) => Err(payload),
     };
     match result {
-        Ok(Ok(out)) => Ok(out),
-        Ok(Err(err)) => Err(hook_error(tool, name, err)),
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(hook_error(tool, interceptor, err)),
         Err(payload) => Err(ToolCallError::InterceptorPanicked {
             tool_name: tool.name.to_string(),
-            interceptor: name,
+            interceptor,
             message: panic_message(&*payload),
         }),
     }
