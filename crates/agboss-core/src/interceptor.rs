@@ -84,17 +84,18 @@ pub(crate) trait ErasedInput: Send + Sync {
     fn typed(&self) -> &dyn Any;
 }
 
+/// The validated input: typed, and as JSON built from the typed value on first use. Hooks see
+/// exactly what the tool receives (the DTO's fields, unknown members the model sent dropped),
+/// never a second reading of the raw text.
 pub(crate) struct InputHolder<'a, I> {
     typed: &'a I,
-    raw: Option<&'a str>,
     json: OnceLock<Value>,
 }
 
 impl<'a, I: Dto> InputHolder<'a, I> {
-    pub(crate) fn new(typed: &'a I, raw: Option<&'a str>) -> Self {
+    pub(crate) fn new(typed: &'a I) -> Self {
         Self {
             typed,
-            raw,
             json: OnceLock::new(),
         }
     }
@@ -102,12 +103,8 @@ impl<'a, I: Dto> InputHolder<'a, I> {
 
 impl<I: Dto> ErasedInput for InputHolder<'_, I> {
     fn json(&self) -> &Value {
-        self.json.get_or_init(|| {
-            self.raw
-                .and_then(|raw| serde_json::from_str(raw).ok())
-                .or_else(|| serde_json::to_value(self.typed).ok())
-                .unwrap_or(Value::Null)
-        })
+        self.json
+            .get_or_init(|| serde_json::to_value(self.typed).unwrap_or(Value::Null))
     }
     fn typed(&self) -> &dyn Any {
         self.typed

@@ -80,10 +80,9 @@ pub(crate) async fn run_typed<T: Tool>(
     chain: &Chain,
     env: CallEnv<'_>,
     input: T::Input,
-    raw: Option<&str>,
 ) -> Result<Outcome<T::Output>, ToolCallError> {
     let trace = CallTrace::start(T::META.name, &env.call_id, &chain.path);
-    let result = run_typed_untraced(slot, chain, env, input, raw)
+    let result = run_typed_untraced(slot, chain, env, input)
         .instrument(trace.span.clone())
         .await;
     let ok = match &result {
@@ -100,15 +99,14 @@ async fn run_typed_untraced<T: Tool>(
     chain: &Chain,
     env: CallEnv<'_>,
     input: T::Input,
-    raw: Option<&str>,
 ) -> Result<Outcome<T::Output>, ToolCallError> {
     let meta = T::META;
     match meta.timeout_ms {
-        None => run_inner(slot, chain, env, input, raw).await,
+        None => run_inner(slot, chain, env, input).await,
         Some(ms) => {
             match tokio::time::timeout(
                 std::time::Duration::from_millis(ms),
-                run_inner(slot, chain, env, input, raw),
+                run_inner(slot, chain, env, input),
             )
             .await
             {
@@ -127,7 +125,6 @@ async fn run_inner<T: Tool>(
     chain: &Chain,
     env: CallEnv<'_>,
     input: T::Input,
-    raw: Option<&str>,
 ) -> Result<Outcome<T::Output>, ToolCallError> {
     let meta: &'static ToolMeta = T::META;
     // Until an interceptor decides otherwise (recorded by `before_one`).
@@ -142,7 +139,7 @@ async fn run_inner<T: Tool>(
         return revalidate::<T>(meta, output).map(Outcome::Ran);
     }
 
-    let holder = InputHolder::new(&input, raw);
+    let holder = InputHolder::new(&input);
     let call = ToolCallContext {
         tool: meta,
         input: &holder,
@@ -443,7 +440,7 @@ pub(crate) async fn call_json_typed<T: Tool>(
                 source,
             }
         })?;
-        match run_typed_untraced(this, chain, env, input, Some(args)).await? {
+        match run_typed_untraced(this, chain, env, input).await? {
             Outcome::Ran(output) => {
                 // Serialization, PII masking and truncation (see `crate::pii_policy`).
                 let (text, truncated, masked) =
@@ -522,8 +519,7 @@ pub mod harness {
         let typed = crate::cascade::decode_input::<T>(input)?;
         let execution = ExecutionContext::new(CallId::generate(), T::META.name, Arc::from([]));
         let resolver = Resolver::for_call(services, tenant, &execution);
-        let raw = input.to_string();
-        let holder = InputHolder::new(&typed, Some(&raw));
+        let holder = InputHolder::new(&typed);
         let call = ToolCallContext {
             tool: T::META,
             input: &holder,
@@ -544,8 +540,7 @@ pub mod harness {
         let typed = crate::cascade::decode_input::<T>(input)?;
         let execution = ExecutionContext::new(CallId::generate(), T::META.name, Arc::from([]));
         let resolver = Resolver::for_call(services, tenant, &execution);
-        let raw = input.to_string();
-        let holder = InputHolder::new(&typed, Some(&raw));
+        let holder = InputHolder::new(&typed);
         let call = ToolCallResultContext {
             call: ToolCallContext {
                 tool: T::META,

@@ -671,3 +671,46 @@ async fn a_hook_with_a_large_future_runs_like_any_other() {
         .unwrap_err();
     assert!(err.as_blocked().is_some());
 }
+
+// ---- hooks see the validated input, not a second reading of the raw text ----
+
+#[tool_interceptor(
+    name = "input-shape-tool-interceptor",
+    description = "Reports the keys it sees"
+)]
+pub struct InputShapeToolInterceptor;
+
+impl BeforeToolCall for InputShapeToolInterceptor {
+    async fn before_tool_call(
+        &self,
+        call: &ToolCallContext<'_>,
+    ) -> Result<ToolCallDecision, InterceptorError> {
+        let keys: Vec<&str> = call
+            .input()
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        Ok(ToolCallDecision::reply_to_model(keys.join(",")))
+    }
+}
+
+#[tokio::test]
+async fn hooks_see_the_dto_not_unknown_members_the_model_sent() {
+    let app = App::builder()
+        .tool_interceptor::<InputShapeToolInterceptor>()
+        .tool::<PlainEchoTool>()
+        .build()
+        .unwrap();
+    let outcome = app
+        .tool::<PlainEchoTool>()
+        .call(r#"{"text":"x","isAdmin":true,"tenant":"other"}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome,
+        JsonOutcome::ReplyToModel {
+            message: "text".into(),
+            interceptor: "input-shape-tool-interceptor"
+        }
+    );
+}

@@ -1217,7 +1217,7 @@ impl<T: Tool> ToolHandle<'_, T> {
             })?;
         let env = self.env();
         let call_id = env.call_id.clone();
-        match run_typed(slot, &entry.bound.chain, env, input, None).await? {
+        match run_typed(slot, &entry.bound.chain, env, input).await? {
             Outcome::Ran(out) => Ok(out),
             Outcome::ReplyToModel {
                 message,
