@@ -27,6 +27,8 @@ pub enum Registration {
     Workflow(&'static WorkflowMeta),
     /// An `#[application]`.
     Application(&'static ApplicationMeta),
+    /// A `#[pii_policy]`.
+    PiiPolicy(&'static crate::pii_policy::PiiPolicyMeta),
 }
 
 inventory::collect!(Registration);
@@ -42,6 +44,7 @@ impl Registration {
             Self::Router(_) => "router",
             Self::Workflow(_) => "workflow",
             Self::Application(_) => "application",
+            Self::PiiPolicy(_) => "pii-policy",
         }
     }
     /// The registered name (the type name for services).
@@ -54,6 +57,7 @@ impl Registration {
             Self::Router(m) => m.name,
             Self::Workflow(m) => m.name,
             Self::Application(m) => m.name,
+            Self::PiiPolicy(m) => m.name,
         }
     }
     /// The description (empty for services).
@@ -66,6 +70,7 @@ impl Registration {
             Self::Router(m) => m.description,
             Self::Workflow(m) => m.description,
             Self::Application(m) => m.description,
+            Self::PiiPolicy(m) => m.description,
         }
     }
     /// The Rust type name.
@@ -78,6 +83,7 @@ impl Registration {
             Self::Router(m) => m.type_name,
             Self::Workflow(m) => m.type_name,
             Self::Application(m) => m.type_name,
+            Self::PiiPolicy(m) => m.type_name,
         }
     }
 }

@@ -193,6 +193,18 @@ async fn policies_of_every_scope_apply_outermost_first() {
     );
     // The typed field keeps its type.
     assert_eq!(value["count"], text.len() as i64);
+    // describe() lists each path's policies; the registry knows them by name.
+    assert!(
+        app.describe().contains(
+            "pii policies: pp-email-pii-policy, pp-ticket-pii-policy, pp-ip-pii-policy, pp-card-pii-policy"
+        ),
+        "{}",
+        app.describe()
+    );
+    assert!(
+        agboss_core::registry::all()
+            .any(|r| r.kind() == "pii-policy" && r.name() == "pp-card-pii-policy")
+    );
     // The direct chain has the application's and the tool's policies only.
     let direct = app.tool_by_name("pp-echo-tool").unwrap();
     let out = direct.invoke_json(&note(text)).await.unwrap();

@@ -135,6 +135,9 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                         hash_key_env: #hash_key_env,
                     };
                 }
+                #p::inventory::submit! {
+                    #p::Registration::PiiPolicy(<#ident as #p::PiiPolicy>::META)
+                }
             };
         }
     })

@@ -122,6 +122,10 @@ fn render_chain(out: &mut String, chain: &Chain, indent: usize) {
             }
         );
     }
+    let pii = chain.pii().names();
+    if !pii.is_empty() {
+        let _ = writeln!(out, "{pad}pii policies: {}", pii.join(", "));
+    }
     for ex in &chain.exclusions {
         let _ = writeln!(
             out,
