@@ -104,3 +104,77 @@ pub fn check_attach_exclude(attach: &[syn::Path], exclude: &[syn::Path], errors:
         }
     }
 }
+
+/// The user's struct, the runtime trait it gets and that trait's meta type: what names a kind
+/// of component in generated code. The `Registration` variant has the trait's name.
+pub struct Registered<'a> {
+    ident: &'a syn::Ident,
+    trait_name: &'static str,
+    meta_type: &'static str,
+}
+
+/// A struct registered as `trait_name` (e.g. `Agent`) with meta type `meta_type` (`AgentMeta`).
+pub fn registered<'a>(
+    ident: &'a syn::Ident,
+    trait_name: &'static str,
+    meta_type: &'static str,
+) -> Registered<'a> {
+    Registered {
+        ident,
+        trait_name,
+        meta_type,
+    }
+}
+
+/// What every component macro emits, in one place: `impl Trait for T` with its `META` constant
+/// (the type's name and `TypeId` filled in here, the kind's own `fields` after them) and any
+/// further `impl_items`, then the `inventory` entry, all in one `const _` block that also holds
+/// the `support` items the impl refers to.
+pub fn register(
+    what: Registered<'_>,
+    fields: TokenStream,
+    impl_items: TokenStream,
+    support: TokenStream,
+) -> TokenStream {
+    let ident = what.ident;
+    let p = quote!(::agboss_core::__private);
+    let tr = syn::Ident::new(what.trait_name, proc_macro2::Span::call_site());
+    let meta = syn::Ident::new(what.meta_type, proc_macro2::Span::call_site());
+    let type_name = ident.to_string();
+    quote! {
+        const _: () = {
+            #support
+            impl #p::#tr for #ident {
+                const META: &'static #p::#meta = &#p::#meta {
+                    type_name: #type_name,
+                    type_id: ::core::any::TypeId::of::<#ident>,
+                    #fields
+                };
+                #impl_items
+            }
+            #p::inventory::submit! {
+                #p::Registration::#tr(<#ident as #p::#tr>::META)
+            }
+        };
+    }
+}
+
+/// `name: "...", description: "...",` of a named component (both checked present).
+pub fn name_fields(args: &crate::args::Args) -> TokenStream {
+    let name = args.str("name").expect("checked: required key");
+    let description = args.str("description").expect("checked: required key");
+    quote!(name: #name, description: #description,)
+}
+
+/// `fn construct(resolver) -> Result<Self, DiError> { Ok(<construct>) }` of a built component.
+pub fn construct_fn(construct: TokenStream) -> TokenStream {
+    let p = quote!(::agboss_core::__private);
+    quote! {
+        fn construct(
+            resolver: &#p::Resolver<'_>,
+        ) -> ::core::result::Result<Self, #p::DiError> {
+            let _ = resolver;
+            ::core::result::Result::Ok(#construct)
+        }
+    }
+}

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::args::{Args, Shape, key};
-use crate::component::{finish, parse_struct};
+use crate::component::{finish, parse_struct, register, registered};
 use crate::deps::Deps;
 use crate::diag::Errors;
 use crate::rules::Kind;
@@ -57,60 +57,39 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 
     finish(&item, errors, || {
         let ident = &item.ident;
-        let type_name = ident.to_string();
         let p = quote!(::agboss_core::__private);
-        let (dep_metas, construct) = match &deps {
+        // How the service is built: from its deps, with `Default`, or not at all (`provided`).
+        let (dep_metas, value) = match &deps {
+            Some(deps) => (deps.dep_metas(), Some(deps.construct(&quote!(#ident)))),
             None if default => (
                 quote!(&[]),
-                quote!(::core::option::Option::Some({
-                    fn __agboss_construct(
-                        _resolver: &#p::Resolver<'_>,
-                    ) -> ::core::result::Result<
-                        #p::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>,
-                        #p::DiError,
-                    > {
-                        #p::erase_service::<#ident>(::core::result::Result::Ok(
-                            <#ident as ::core::default::Default>::default(),
-                        ))
-                    }
-                    __agboss_construct
-                })),
+                Some(quote!(<#ident as ::core::default::Default>::default())),
             ),
-            None => (quote!(&[]), quote!(::core::option::Option::None)),
-            Some(deps) => {
-                let metas = deps.dep_metas();
-                let construct = deps.construct(&quote!(#ident));
-                (
-                    metas,
-                    quote!(::core::option::Option::Some({
-                        fn __agboss_construct(
-                            resolver: &#p::Resolver<'_>,
-                        ) -> ::core::result::Result<
-                            #p::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>,
-                            #p::DiError,
-                        > {
-                            let _ = resolver;
-                            #p::erase_service::<#ident>((|| ::core::result::Result::Ok(#construct))())
-                        }
-                        __agboss_construct
-                    })),
-                )
-            }
+            None => (quote!(&[]), None),
         };
-        quote! {
-            const _: () = {
-                impl #p::Injectable for #ident {
-                    const META: &'static #p::InjectableMeta = &#p::InjectableMeta {
-                        type_name: #type_name,
-                        type_id: ::core::any::TypeId::of::<#ident>,
-                        deps: #dep_metas,
-                        construct: #construct,
-                    };
+        let construct = match value {
+            None => quote!(::core::option::Option::None),
+            Some(value) => quote!(::core::option::Option::Some({
+                fn __agboss_construct(
+                    resolver: &#p::Resolver<'_>,
+                ) -> ::core::result::Result<
+                    #p::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>,
+                    #p::DiError,
+                > {
+                    let _ = resolver;
+                    #p::erase_service::<#ident>((|| ::core::result::Result::Ok(#value))())
                 }
-                #p::inventory::submit! {
-                    #p::Registration::Injectable(<#ident as #p::Injectable>::META)
-                }
-            };
-        }
+                __agboss_construct
+            })),
+        };
+        register(
+            registered(ident, "Injectable", "InjectableMeta"),
+            quote! {
+                deps: #dep_metas,
+                construct: #construct,
+            },
+            TokenStream::new(),
+            TokenStream::new(),
+        )
     })
 }

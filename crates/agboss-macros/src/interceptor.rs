@@ -3,7 +3,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
 use crate::args::{Args, Shape, key};
-use crate::component::{finish, parse_struct};
+use crate::component::{construct_fn, finish, name_fields, parse_struct, register, registered};
 use crate::deps::Deps;
 use crate::diag::Errors;
 use crate::rules::{TOOL_INTERCEPTOR, check_description, check_names};
@@ -27,20 +27,24 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 
     finish(&item, errors, || {
         let ident = &item.ident;
-        let name = args.str("name").expect("checked");
-        let description = args.str("description").expect("checked");
+        let named = name_fields(&args);
         let dep_metas = deps.dep_metas();
         let construct = deps.construct(&quote!(Self));
-        let type_name = ident.to_string();
         let p = quote!(::agboss_core::__private);
-        // Spanned at the struct name: `[tool-interceptor.missing-handler]` points there.
-        // Located at the struct name, resolved at the call site (hygiene stays with the bindings).
+        // `[tool-interceptor.missing-handler]` points at the struct name: located at the struct name, resolved at the call site (hygiene stays with the bindings).
         let span = proc_macro2::Span::call_site().located_at(ident.span());
         let handler_check = quote_spanned! {span=>
             #p::require_handler::<#ident, _, _>(before_marker, after_marker);
         };
-        quote! {
-            const _: () = {
+        register(
+            registered(ident, "ToolInterceptor", "InterceptorMeta"),
+            quote! {
+                #named
+                deps: #dep_metas,
+                build: __agboss_build,
+            },
+            construct_fn(construct),
+            quote! {
                 fn __agboss_build(
                     services: &#p::Services,
                 ) -> ::core::result::Result<
@@ -58,28 +62,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                         after_marker.hook::<#ident>(),
                     )
                 }
-                impl #p::ToolInterceptor for #ident {
-                    const META: &'static #p::InterceptorMeta = &#p::InterceptorMeta {
-                        name: #name,
-                        description: #description,
-                        type_name: #type_name,
-                        type_id: ::core::any::TypeId::of::<#ident>,
-                        deps: #dep_metas,
-                        build: __agboss_build,
-                    };
-                    fn construct(
-                        resolver: &#p::Resolver<'_>,
-                    ) -> ::core::result::Result<Self, #p::DiError> {
-                        let _ = resolver;
-                        ::core::result::Result::Ok(#construct)
-                    }
-                }
-                #p::inventory::submit! {
-                    #p::Registration::ToolInterceptor(
-                        <#ident as #p::ToolInterceptor>::META
-                    )
-                }
-            };
-        }
+            },
+        )
     })
 }

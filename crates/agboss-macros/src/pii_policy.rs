@@ -3,7 +3,9 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::args::{Args, Shape, key};
-use crate::component::{check_no_duplicates, finish, parse_struct};
+use crate::component::{
+    check_no_duplicates, finish, name_fields, parse_struct, register, registered,
+};
 use crate::diag::Errors;
 use crate::rules::{PII_POLICY, check_description, check_names};
 
@@ -103,9 +105,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     finish(&item, errors, || {
         let ident = &item.ident;
         let p = quote!(::agboss_core::__private);
-        let name = args.str("name").expect("checked");
-        let description = args.str("description").expect("checked");
-        let type_name = ident.to_string();
+        let named = name_fields(&args);
         let strategy = match strategy.as_deref() {
             Some("partial") => {
                 let keep = proc_macro2::Literal::usize_unsuffixed(keep_value);
@@ -121,24 +121,17 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let customs = args.paths("custom_detectors").iter().map(|path| {
             quote::quote_spanned!(syn::spanned::Spanned::span(path)=> #p::custom_detector::<#path>)
         });
-        quote! {
-            const _: () = {
-                impl #p::PiiPolicy for #ident {
-                    const META: &'static #p::PiiPolicyMeta = &#p::PiiPolicyMeta {
-                        name: #name,
-                        description: #description,
-                        type_name: #type_name,
-                        type_id: ::core::any::TypeId::of::<#ident>,
-                        detectors: &[#(#detectors),*],
-                        custom_detectors: &[#(#customs),*],
-                        strategy: #strategy,
-                        hash_key_env: #hash_key_env,
-                    };
-                }
-                #p::inventory::submit! {
-                    #p::Registration::PiiPolicy(<#ident as #p::PiiPolicy>::META)
-                }
-            };
-        }
+        register(
+            registered(ident, "PiiPolicy", "PiiPolicyMeta"),
+            quote! {
+                #named
+                detectors: &[#(#detectors),*],
+                custom_detectors: &[#(#customs),*],
+                strategy: #strategy,
+                hash_key_env: #hash_key_env,
+            },
+            TokenStream::new(),
+            TokenStream::new(),
+        )
     })
 }

@@ -7,7 +7,8 @@ use syn::ItemStruct;
 
 use crate::args::{Args, KeySpec, Shape, key};
 use crate::component::{
-    check_attach_exclude, check_no_duplicates, finish, interceptor_list, meta_list, parse_struct,
+    check_attach_exclude, check_no_duplicates, finish, interceptor_list, meta_list, name_fields,
+    parse_struct, register, registered,
 };
 use crate::diag::Errors;
 use crate::rules::{self, Kind, check_description, check_names};
@@ -109,40 +110,26 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     finish(&item, errors, || {
-        let ident = &item.ident;
         let p = quote!(::agboss_core::__private);
-        let name = args.str("name").expect("checked");
-        let description = args.str("description").expect("checked");
+        let named = name_fields(&args);
         let instructions = str_or_empty(&args, "instructions");
         let tools = meta_list(args.paths("tools"), "Tool");
-        let attach = interceptor_list(args.paths("tool_interceptors"));
-        let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
-        let pii_policies = meta_list(args.paths("pii_policies"), "PiiPolicy");
-        let type_name = ident.to_string();
-        quote! {
-            const _: () = {
-                impl #p::Agent for #ident {
-                    const META: &'static #p::AgentMeta = &#p::AgentMeta {
-                        name: #name,
-                        description: #description,
-                        instructions: #instructions,
-                        type_name: #type_name,
-                        type_id: ::core::any::TypeId::of::<#ident>,
-                        tools: #tools,
-                        tool_interceptors: #attach,
-                        exclude_tool_interceptors: #exclude,
-                        pii_policies: #pii_policies,
-                        max_turns: #max_turns,
-                        max_parallel_tool_calls: #max_parallel,
-                        tool_errors: #p::ToolErrorPolicy::#policy,
-                        max_result_size: #max_result_size,
-                    };
-                }
-                #p::inventory::submit! {
-                    #p::Registration::Agent(<#ident as #p::Agent>::META)
-                }
-            };
-        }
+        let cascade = cascade_fields(&args);
+        register(
+            registered(&item.ident, "Agent", "AgentMeta"),
+            quote! {
+                #named
+                instructions: #instructions,
+                tools: #tools,
+                #cascade
+                max_turns: #max_turns,
+                max_parallel_tool_calls: #max_parallel,
+                tool_errors: #p::ToolErrorPolicy::#policy,
+                max_result_size: #max_result_size,
+            },
+            TokenStream::new(),
+            TokenStream::new(),
+        )
     })
 }
 
@@ -177,35 +164,25 @@ pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
         ));
     }
     finish(&item, errors, || {
-        let ident = &item.ident;
         let p = quote!(::agboss_core::__private);
-        let name = args.str("name").expect("checked");
-        let description = args.str("description").expect("checked");
+        let named = name_fields(&args);
         let instructions = str_or_empty(&args, "instructions");
         let routes = meta_list(args.paths("routes"), "Agent");
         let fallback = match args.path("fallback") {
             Some(f) => quote!(::core::option::Option::Some(<#f as #p::Agent>::META)),
             None => quote!(::core::option::Option::None),
         };
-        let type_name = ident.to_string();
-        quote! {
-            const _: () = {
-                impl #p::Router for #ident {
-                    const META: &'static #p::RouterMeta = &#p::RouterMeta {
-                        name: #name,
-                        description: #description,
-                        instructions: #instructions,
-                        type_name: #type_name,
-                        type_id: ::core::any::TypeId::of::<#ident>,
-                        routes: #routes,
-                        fallback: #fallback,
-                    };
-                }
-                #p::inventory::submit! {
-                    #p::Registration::Router(<#ident as #p::Router>::META)
-                }
-            };
-        }
+        register(
+            registered(&item.ident, "Router", "RouterMeta"),
+            quote! {
+                #named
+                instructions: #instructions,
+                routes: #routes,
+                fallback: #fallback,
+            },
+            TokenStream::new(),
+            TokenStream::new(),
+        )
     })
 }
 
@@ -229,39 +206,20 @@ pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let max_result_size = positive(&args, "max_result_size", kind, &mut errors);
     finish(&item, errors, || {
-        let ident = &item.ident;
-        let p = quote!(::agboss_core::__private);
-        let name = args.str("name").expect("checked");
-        let description = args.str("description").expect("checked");
-        let agents = meta_list(args.paths("agents"), "Agent");
-        let routers = meta_list(args.paths("routers"), "Router");
-        let tools = meta_list(args.paths("tools"), "Tool");
-        let attach = interceptor_list(args.paths("tool_interceptors"));
-        let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
-        let pii_policies = meta_list(args.paths("pii_policies"), "PiiPolicy");
-        let type_name = ident.to_string();
-        quote! {
-            const _: () = {
-                impl #p::Workflow for #ident {
-                    const META: &'static #p::WorkflowMeta = &#p::WorkflowMeta {
-                        name: #name,
-                        description: #description,
-                        type_name: #type_name,
-                        type_id: ::core::any::TypeId::of::<#ident>,
-                        agents: #agents,
-                        routers: #routers,
-                        tools: #tools,
-                        tool_interceptors: #attach,
-                        exclude_tool_interceptors: #exclude,
-                        pii_policies: #pii_policies,
-                        max_result_size: #max_result_size,
-                    };
-                }
-                #p::inventory::submit! {
-                    #p::Registration::Workflow(<#ident as #p::Workflow>::META)
-                }
-            };
-        }
+        let named = name_fields(&args);
+        let members = member_fields(&args);
+        let cascade = cascade_fields(&args);
+        register(
+            registered(&item.ident, "Workflow", "WorkflowMeta"),
+            quote! {
+                #named
+                #members
+                #cascade
+                max_result_size: #max_result_size,
+            },
+            TokenStream::new(),
+            TokenStream::new(),
+        )
     })
 }
 
@@ -292,38 +250,43 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
     let max_result_size = positive(&args, "max_result_size", kind, &mut errors);
     finish(&item, errors, || {
-        let ident = &item.ident;
-        let p = quote!(::agboss_core::__private);
-        let name = args.str("name").expect("checked");
-        let description = args.str("description").expect("checked");
+        let named = name_fields(&args);
         let workflows = meta_list(args.paths("workflows"), "Workflow");
-        let agents = meta_list(args.paths("agents"), "Agent");
-        let routers = meta_list(args.paths("routers"), "Router");
-        let tools = meta_list(args.paths("tools"), "Tool");
-        let attach = interceptor_list(args.paths("tool_interceptors"));
-        let pii_policies = meta_list(args.paths("pii_policies"), "PiiPolicy");
-        let type_name = ident.to_string();
-        quote! {
-            const _: () = {
-                impl #p::Application for #ident {
-                    const META: &'static #p::ApplicationMeta = &#p::ApplicationMeta {
-                        name: #name,
-                        description: #description,
-                        type_name: #type_name,
-                        type_id: ::core::any::TypeId::of::<#ident>,
-                        workflows: #workflows,
-                        agents: #agents,
-                        routers: #routers,
-                        tools: #tools,
-                        tool_interceptors: #attach,
-                        pii_policies: #pii_policies,
-                        max_result_size: #max_result_size,
-                    };
-                }
-                #p::inventory::submit! {
-                    #p::Registration::Application(<#ident as #p::Application>::META)
-                }
-            };
-        }
+        let members = member_fields(&args);
+        let attach = attach_fields(&args);
+        register(
+            registered(&item.ident, "Application", "ApplicationMeta"),
+            quote! {
+                #named
+                workflows: #workflows,
+                #members
+                #attach
+                max_result_size: #max_result_size,
+            },
+            TokenStream::new(),
+            TokenStream::new(),
+        )
     })
+}
+
+/// `agents`, `routers`, `tools` of a workflow or application.
+fn member_fields(args: &Args) -> TokenStream {
+    let agents = meta_list(args.paths("agents"), "Agent");
+    let routers = meta_list(args.paths("routers"), "Router");
+    let tools = meta_list(args.paths("tools"), "Tool");
+    quote!(agents: #agents, routers: #routers, tools: #tools,)
+}
+
+/// What a scope attaches: `tool_interceptors` and `pii_policies`.
+fn attach_fields(args: &Args) -> TokenStream {
+    let attach = interceptor_list(args.paths("tool_interceptors"));
+    let pii_policies = meta_list(args.paths("pii_policies"), "PiiPolicy");
+    quote!(tool_interceptors: #attach, pii_policies: #pii_policies,)
+}
+
+/// What an inner scope attaches and excludes.
+fn cascade_fields(args: &Args) -> TokenStream {
+    let attach = attach_fields(args);
+    let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
+    quote!(#attach exclude_tool_interceptors: #exclude,)
 }

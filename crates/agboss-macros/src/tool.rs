@@ -4,7 +4,10 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::args::{Args, Shape, key};
-use crate::component::{check_attach_exclude, finish, interceptor_list, meta_list, parse_struct};
+use crate::component::{
+    check_attach_exclude, construct_fn, finish, interceptor_list, meta_list, name_fields,
+    parse_struct, register, registered,
+};
 use crate::deps::Deps;
 use crate::diag::Errors;
 use crate::rules::{TOOL, check_description, check_names};
@@ -43,52 +46,38 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 
     finish(&item, errors, || {
         let ident = &item.ident;
-        let name = args.str("name").expect("checked");
-        let description = args.str("description").expect("checked");
+        let p = quote!(::agboss_core::__private);
+        let named = name_fields(&args);
         let input = args.path("input").expect("checked");
         let output = args.path("output").expect("checked");
         let attach = interceptor_list(args.paths("tool_interceptors"));
         let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
         let pii_policies = meta_list(args.paths("pii_policies"), "PiiPolicy");
         let dep_metas = deps.dep_metas();
-        let construct = deps.construct(&quote!(Self));
+        let construct = construct_fn(deps.construct(&quote!(Self)));
         let max = option_tokens(max_result_size, quote!(usize));
         let timeout = option_tokens(timeout_ms, quote!(u64));
-        let type_name = ident.to_string();
-        quote! {
-            const _: () = {
-                impl ::agboss_core::__private::Tool for #ident {
-                    type Input = #input;
-                    type Output = #output;
-                    const META: &'static ::agboss_core::__private::ToolMeta = &::agboss_core::__private::ToolMeta {
-                        name: #name,
-                        description: #description,
-                        type_name: #type_name,
-                        type_id: ::core::any::TypeId::of::<#ident>,
-                        input_schema: <#input as ::agboss_core::__private::Dto>::json_schema,
-                        output_schema: <#output as ::agboss_core::__private::Dto>::json_schema,
-                        max_result_size: #max,
-                        timeout_ms: #timeout,
-                        tool_interceptors: #attach,
-                        exclude_tool_interceptors: #exclude,
-                        pii_policies: #pii_policies,
-                        deps: #dep_metas,
-                        erased: ::agboss_core::__private::erased_tool::<#ident>,
-                    };
-                    fn construct(
-                        resolver: &::agboss_core::__private::Resolver<'_>,
-                    ) -> ::core::result::Result<Self, ::agboss_core::__private::DiError> {
-                        let _ = resolver;
-                        ::core::result::Result::Ok(#construct)
-                    }
-                }
-                ::agboss_core::__private::inventory::submit! {
-                    ::agboss_core::__private::Registration::Tool(
-                        <#ident as ::agboss_core::__private::Tool>::META
-                    )
-                }
-            };
-        }
+        register(
+            registered(ident, "Tool", "ToolMeta"),
+            quote! {
+                #named
+                input_schema: <#input as #p::Dto>::json_schema,
+                output_schema: <#output as #p::Dto>::json_schema,
+                max_result_size: #max,
+                timeout_ms: #timeout,
+                tool_interceptors: #attach,
+                exclude_tool_interceptors: #exclude,
+                pii_policies: #pii_policies,
+                deps: #dep_metas,
+                erased: #p::erased_tool::<#ident>,
+            },
+            quote! {
+                type Input = #input;
+                type Output = #output;
+                #construct
+            },
+            TokenStream::new(),
+        )
     })
 }
 
