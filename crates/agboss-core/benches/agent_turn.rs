@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use agboss_core::agent::{RunContext, Target};
-use agboss_core::dto::Dto;
 use agboss_core::model::{
     ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCallRequest,
 };
@@ -14,19 +13,8 @@ use agboss_core::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::StreamExt as _;
 
-#[derive(Dto, Debug, Clone, PartialEq)]
-pub struct OrderInputDto {
-    #[text(prompt = "Order ID")]
-    pub order_id: String,
-}
-
-#[derive(Dto, Debug, Clone, PartialEq)]
-pub struct OrderRecordDto {
-    #[text(prompt = "Order ID")]
-    pub order_id: String,
-    #[integer(prompt = "Total in cents")]
-    pub amount_cents: i64,
-}
+mod fixture;
+use fixture::*;
 
 #[tool(name = "get-order-tool", description = "Loads an order", input = OrderInputDto,
        output = OrderRecordDto)]
@@ -34,35 +22,9 @@ pub struct GetOrderTool;
 
 impl ToolHandler<OrderInputDto, OrderRecordDto> for GetOrderTool {
     async fn run(&self, input: OrderInputDto) -> Result<OrderRecordDto, ToolError> {
-        Ok(OrderRecordDto {
-            order_id: input.order_id,
-            amount_cents: 12_500,
-        })
+        Ok(handler(input).await)
     }
 }
-
-macro_rules! allow_interceptors {
-    ($($ty:ident = $name:literal),* $(,)?) => {$(
-        #[tool_interceptor(name = $name, description = "Allows every call")]
-        pub struct $ty;
-        impl BeforeToolCall for $ty {
-            async fn before_tool_call(
-                &self,
-                call: &ToolCallContext<'_>,
-            ) -> Result<ToolCallDecision, InterceptorError> {
-                std::hint::black_box(call.call_id());
-                Ok(ToolCallDecision::allow())
-            }
-        }
-    )*};
-}
-
-allow_interceptors!(
-    A1ToolInterceptor = "a1-tool-interceptor",
-    A2ToolInterceptor = "a2-tool-interceptor",
-    A3ToolInterceptor = "a3-tool-interceptor",
-    A4ToolInterceptor = "a4-tool-interceptor",
-);
 
 #[agent(name = "bench-agent", description = "Looks orders up", tools = [GetOrderTool],
         instructions = "You look orders up.",

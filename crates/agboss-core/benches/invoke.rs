@@ -3,70 +3,14 @@
 //! interceptors. Run with `cargo bench -p agboss-core --bench invoke`.
 use agboss_core::dto::Dto;
 use agboss_core::*;
+
+mod fixture;
 use criterion::{Criterion, criterion_group, criterion_main};
+use fixture::*;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
-
-#[derive(Dto, Debug, Clone, PartialEq)]
-pub struct OrderInputDto {
-    #[text(prompt = "Order ID to inspect or refund")]
-    pub order_id: String,
-}
-
-#[derive(Dto, Debug, Clone, PartialEq)]
-pub struct OrderRecordDto {
-    #[text(prompt = "Order ID")]
-    pub order_id: String,
-    #[integer(prompt = "Total in cents")]
-    pub amount_cents: i64,
-    #[text(prompt = "Internal merchant notes")]
-    pub internal_note: String,
-}
-
-async fn handler(input: OrderInputDto) -> OrderRecordDto {
-    OrderRecordDto {
-        order_id: input.order_id,
-        amount_cents: 12_500,
-        internal_note: "VIP margin tier A".into(),
-    }
-}
-
-macro_rules! allow_interceptors {
-    ($($ty:ident = $name:literal),* $(,)?) => {$(
-        #[tool_interceptor(name = $name, description = "Allows every call")]
-        pub struct $ty;
-        impl BeforeToolCall for $ty {
-            async fn before_tool_call(
-                &self,
-                call: &ToolCallContext<'_>,
-            ) -> Result<ToolCallDecision, InterceptorError> {
-                std::hint::black_box(call.call_id());
-                Ok(ToolCallDecision::allow())
-            }
-        }
-    )*};
-}
-
-allow_interceptors!(
-    A1ToolInterceptor = "a1-tool-interceptor",
-    A2ToolInterceptor = "a2-tool-interceptor",
-    A3ToolInterceptor = "a3-tool-interceptor",
-    A4ToolInterceptor = "a4-tool-interceptor",
-    A5ToolInterceptor = "a5-tool-interceptor",
-    A6ToolInterceptor = "a6-tool-interceptor",
-    A7ToolInterceptor = "a7-tool-interceptor",
-    A8ToolInterceptor = "a8-tool-interceptor",
-    A9ToolInterceptor = "a9-tool-interceptor",
-    A10ToolInterceptor = "a10-tool-interceptor",
-    A11ToolInterceptor = "a11-tool-interceptor",
-    A12ToolInterceptor = "a12-tool-interceptor",
-    A13ToolInterceptor = "a13-tool-interceptor",
-    A14ToolInterceptor = "a14-tool-interceptor",
-    A15ToolInterceptor = "a15-tool-interceptor",
-    A16ToolInterceptor = "a16-tool-interceptor",
-);
 
 macro_rules! order_tool {
     ($ty:ident, $name:literal, [$($i:ident),*]) => {
