@@ -1231,13 +1231,7 @@ impl<T: Tool> ToolHandle<'_, T> {
     pub async fn invoke_json(&self, args: &str) -> Result<String, ToolCallError> {
         let env = self.env();
         let call_id = env.call_id.clone();
-        match self.call_env(env, args).await? {
-            JsonOutcome::Ran { text, .. } => Ok(text),
-            JsonOutcome::ReplyToModel {
-                message,
-                interceptor,
-            } => Err(reply_as_block(T::META.name, &call_id, interceptor, message)),
-        }
+        direct_text(self.call_env(env, args).await?, T::META.name, &call_id)
     }
 
     async fn call_env(&self, env: CallEnv<'_>, args: &str) -> Result<JsonOutcome, ToolCallError> {
@@ -1282,23 +1276,18 @@ fn reply_as_block(
     })
 }
 
-async fn dyn_invoke_json(
-    entry: &ToolEntry,
-    env: CallEnv<'_>,
-    args: &str,
+/// The text of a direct JSON call: a `reply_to_model` is a block here, since no model reads it.
+fn direct_text(
+    outcome: JsonOutcome,
+    tool_name: &str,
+    call_id: &CallId,
 ) -> Result<String, ToolCallError> {
-    let call_id = env.call_id.clone();
-    match entry.bound.call_with(env, args).await? {
+    match outcome {
         JsonOutcome::Ran { text, .. } => Ok(text),
         JsonOutcome::ReplyToModel {
             message,
             interceptor,
-        } => Err(reply_as_block(
-            entry.bound.meta.name,
-            &call_id,
-            interceptor,
-            message,
-        )),
+        } => Err(reply_as_block(tool_name, call_id, interceptor, message)),
     }
 }
 
@@ -1335,7 +1324,13 @@ impl DynToolHandle<'_> {
     }
     /// Invokes with JSON text (see [`ToolHandle::invoke_json`]).
     pub async fn invoke_json(&self, args: &str) -> Result<String, ToolCallError> {
-        dyn_invoke_json(self.entry, self.env(), args).await
+        let env = self.env();
+        let call_id = env.call_id.clone();
+        direct_text(
+            self.entry.bound.call_with(env, args).await?,
+            self.entry.bound.meta.name,
+            &call_id,
+        )
     }
     /// Runs the call, reporting `reply_to_model` as an outcome.
     pub async fn call(&self, args: &str) -> Result<JsonOutcome, ToolCallError> {
