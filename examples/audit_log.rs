@@ -9,9 +9,9 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
-use agboss_core::callback::{ToolInvocation, ToolResult};
-use agboss_core::listener::{ToolCallInfo, ToolCallListener};
-use agboss_core::{App, TenantContext, ToolCallError};
+use agboss_core::callback::ToolInvocation;
+use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener};
+use agboss_core::{App, CallOutcome, TenantContext, ToolCallError};
 use agboss_e2e::tenant_order::{GetOrderTool, TenantOrderToolInterceptor};
 use serde_json::{Value, json};
 
@@ -52,7 +52,8 @@ impl ToolCallListener for AuditListener {
     type Context = UseContext;
 
     fn before_call(&self, call: &ToolCallInfo<'_>) -> UseContext {
-        let input: Value = serde_json::from_str(call.input).unwrap_or(Value::Null);
+        // The audit log keeps the input as the path's PII policies mask it, never the raw text.
+        let input: Value = serde_json::from_str(call.masked_input).unwrap_or(Value::Null);
         let use_id = self.log.append(
             "agent.tool_use",
             json!({ "call_id": call.call_id, "name": call.tool_name, "input": input }),
@@ -67,11 +68,11 @@ impl ToolCallListener for AuditListener {
         }
     }
 
-    fn after_call(&self, ctx: &mut UseContext, call: &ToolCallInfo<'_>, result: &ToolResult) {
+    fn after_call(&self, ctx: &mut UseContext, call: &ToolCallInfo<'_>, result: &CallOutcome) {
         // A `reply_to_model` is what the model reads, but it is flagged (and names its
         // interceptor), so the audit trail never mistakes it for a tool output.
         let replied_by = match result {
-            ToolResult::ReplyToModel { interceptor, .. } => Some(*interceptor),
+            CallOutcome::Replied { interceptor, .. } => Some(*interceptor),
             _ => None,
         };
         self.log.append(
@@ -79,7 +80,7 @@ impl ToolCallListener for AuditListener {
             json!({
                 "tool_use_id": ctx.use_id,
                 "name": call.tool_name,
-                "content": result.content(),
+                "content": result.model_text(),
                 "is_error": result.is_error(),
                 "replied_by": replied_by,
             }),
@@ -92,18 +93,21 @@ impl ToolCallListener for AuditListener {
         call: &ToolCallInfo<'_>,
         error: &ToolCallError,
     ) -> Option<String> {
-        let message = format!("Tool '{}' failed: {error}", call.tool_name);
+        // The full error goes to the audit log; the model gets a short, safe text.
         self.log.append(
             "agent.tool_result",
-            json!({ "tool_use_id": ctx.use_id, "name": call.tool_name, "content": message, "is_error": true }),
+            json!({ "tool_use_id": ctx.use_id, "name": call.tool_name, "error": error.to_string(), "is_error": true }),
         );
-        // A block is never softened (whatever is returned here); other failures are reported
-        // to the model so the loop can adapt.
-        Some(message)
+        // Only a tool's own failure or a rejected input can be reported to the model (the loop
+        // adapts); a block or a failing guard always fails the step, whatever is returned here.
+        (!error.is_guard_failure()).then(|| format!("Tool '{}' could not complete this call.", call.tool_name))
     }
 
     fn after_completion(&self, ctx: UseContext, call: &ToolCallInfo<'_>) {
-        let ms = ctx.started.map(|s| s.elapsed().as_secs_f64() * 1000.0);
+        // Milliseconds, to the microsecond.
+        let ms = ctx
+            .started
+            .map(|s| (s.elapsed().as_secs_f64() * 1e6).round() / 1e3);
         Self::sse(
             "tool_finished",
             json!({ "call_id": call.call_id, "tool": call.tool_name, "ms": ms }),
@@ -134,14 +138,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("call_2", r#"{"orderId":"OTHER-99"}"#),
         ("call_3", r#"{"orderId":42}"#),
     ] {
-        let result = get_order
-            .call(ToolInvocation {
-                call_id,
-                arguments: args,
-                tenant: Some(&tenant),
-            })
-            .await?;
-        println!("# model reads for {call_id}: {}\n", result.content());
+        let invocation = ToolInvocation::new(call_id, args).with_tenant(Some(&tenant));
+        let result = get_order.call(invocation).await;
+        match result.model_text() {
+            Some(text) => println!("# model reads for {call_id}: {text}\n"),
+            None => println!("# {call_id} failed: {}\n", result.into_result().unwrap_err()),
+        }
     }
 
     println!("== audit event log");

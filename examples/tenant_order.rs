@@ -3,7 +3,7 @@
 //! Shows an allowed call (the internal note redacted by the after-hook), a foreign-tenant call
 //! (the interceptor replies to the model instead of running the tool) and an invalid input (the
 //! DTO's validation error, with JSON paths).
-use agboss_core::{App, JsonOutcome, ToolCallError};
+use agboss_core::{App, CallOutcome, ToolCallError};
 use agboss_e2e::tenant_order::{GetOrderTool, OrderInputDto, TenantOrderToolInterceptor};
 
 #[tokio::main(flavor = "current_thread")]
@@ -30,13 +30,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tenant("acme")
         .call_id("call_7")
         .call(r#"{"orderId":"OTHER-99"}"#)
-        .await?;
-    match &outcome {
-        JsonOutcome::ReplyToModel {
+        .await;
+    match outcome {
+        CallOutcome::Replied {
             message,
             interceptor,
         } => println!("   observation for the model (from {interceptor}): {message}"),
-        JsonOutcome::Ran { text, .. } => println!("   ran: {text}"),
+        CallOutcome::Ran(rendered) => println!("   ran: {}", rendered.text),
+        CallOutcome::Failed(failure) => return Err(failure.into_error().into()),
     }
     println!("   the same call as a direct invoke is an error:");
     let err = app

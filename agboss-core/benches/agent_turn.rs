@@ -1,0 +1,120 @@
+//! One full agent run on a scripted (deterministic, in-memory) model: 2 model turns and 1 tool
+//! call through 4 allowing interceptors, by `execute` and by `stream`; plus a 1-turn run without
+//! tools and the bare guarded tool call on the same path, so that the framework overhead per
+//! turn and per tool call can be read off. Run with
+//! `cargo bench -p agboss-core --bench agent_turn`.
+use std::time::Duration;
+
+use agboss_core::engine::{RunContext, Target};
+use agboss_core::model::{
+    ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCallRequest,
+};
+use agboss_core::*;
+use criterion::{Criterion, criterion_group, criterion_main};
+use futures::StreamExt as _;
+
+mod fixture;
+use fixture::*;
+
+#[tool(name = "get-order-tool", description = "Loads an order", input = OrderInputDto,
+       output = OrderRecordDto)]
+pub struct GetOrderTool;
+
+impl ToolHandler<OrderInputDto, OrderRecordDto> for GetOrderTool {
+    async fn run(&self, input: OrderInputDto) -> Result<OrderRecordDto, ToolError> {
+        Ok(handler(input).await)
+    }
+}
+
+#[agent(name = "bench-agent", description = "Looks orders up", tools = [GetOrderTool],
+        instructions = "You look orders up.",
+        tool_interceptors = [A1ToolInterceptor, A2ToolInterceptor, A3ToolInterceptor, A4ToolInterceptor])]
+pub struct BenchAgent;
+
+#[agent(name = "chat-agent", description = "Answers")]
+pub struct ChatAgent;
+
+/// A stateless script: a tool call after the user's message, a final answer after a tool
+/// observation. (`agboss_testing::ScriptedModel` consumes its turns and records every request,
+/// which would measure the test double rather than the framework.)
+struct TwoTurnModel;
+
+impl ChatModel for TwoTurnModel {
+    async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        Ok(match req.messages.last() {
+            Some(Message::User { .. }) if !req.tools.is_empty() => {
+                ModelResponse::tool_calls([ToolCallRequest::new(
+                    "call_1",
+                    "get-order-tool",
+                    r#"{"orderId":"ACME-42"}"#,
+                )])
+            }
+            _ => ModelResponse::text("Order ACME-42: 125.00"),
+        })
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let app = App::builder()
+        .agent::<BenchAgent>()
+        .agent::<ChatAgent>()
+        .model(TwoTurnModel)
+        .build()
+        .unwrap();
+    let mut g = c.benchmark_group("agent_turn");
+    g.measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_secs(1));
+
+    g.bench_function("execute_2_turns_1_call_4_interceptors", |b| {
+        b.to_async(&rt).iter(|| async {
+            let out = app
+                .execute(
+                    Target::agent::<BenchAgent>(),
+                    "where is ACME-42?",
+                    RunContext::new(),
+                )
+                .await
+                .unwrap();
+            std::hint::black_box(out);
+        });
+    });
+    g.bench_function("stream_2_turns_1_call_4_interceptors", |b| {
+        b.to_async(&rt).iter(|| async {
+            let mut s = app.stream(
+                Target::agent::<BenchAgent>(),
+                "where is ACME-42?",
+                RunContext::new(),
+            );
+            while let Some(ev) = s.next().await {
+                std::hint::black_box(ev.unwrap());
+            }
+        });
+    });
+    g.bench_function("execute_1_turn_no_tools", |b| {
+        b.to_async(&rt).iter(|| async {
+            let out = app
+                .execute(Target::agent::<ChatAgent>(), "hi", RunContext::new())
+                .await
+                .unwrap();
+            std::hint::black_box(out);
+        });
+    });
+    let bound = app.agent::<BenchAgent>().unwrap().tools[0].clone();
+    g.bench_function("tool_call_only_4_interceptors", |b| {
+        b.to_async(&rt).iter(|| async {
+            let out = bound
+                .call("call_1", None, r#"{"orderId":"ACME-42"}"#)
+                .await
+                .into_result()
+                .unwrap();
+            std::hint::black_box(out);
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,39 @@
+//! Paths used by macro-generated code. Not public API.
+/// Runtime of `#[derive(Dto)]`.
+pub use crate::dto::__private as dto;
+pub use inventory;
+pub use serde;
+pub use serde_json;
+
+pub use crate::contract::agent::{Agent, AgentMeta, Router, RouterMeta, ToolErrorPolicy};
+pub use crate::contract::workflow::{Application, ApplicationMeta, Workflow, WorkflowMeta};
+pub use crate::di::{
+    DepKind, DepMeta, DiError, Inject, Injectable, InjectableMeta, Resolver, Services, any_context,
+};
+pub use crate::dto::Dto;
+pub use crate::contract::interceptor::probe::{
+    HasHandler, Probe, ViaAfter, ViaBefore, ViaNoAfter, ViaNoBefore, require_handler,
+};
+pub use crate::contract::interceptor::{
+    ErasedInterceptor, InterceptorMeta, ToolInterceptor, TypedInterceptor,
+};
+pub use crate::pii::MaskStrategy;
+pub use crate::contract::pii_policy::{PiiPolicy, PiiPolicyMeta, custom_detector};
+pub use crate::contract::registry::Registration;
+pub use crate::contract::tool::{Tool, ToolHandler, ToolMeta};
+pub use crate::pipeline::erased_tool;
+
+use std::any::Any;
+pub use std::sync::Arc;
+
+/// Erases a service constructor for `InjectableMeta::construct`.
+pub fn erase_service<S: Send + Sync + 'static>(
+    service: Result<S, DiError>,
+) -> Result<Arc<dyn Any + Send + Sync>, DiError> {
+    service.map(|s| Arc::new(s) as Arc<dyn Any + Send + Sync>)
+}
+
+/// Compile-time check that `T: ToolInterceptor` (for `tool_interceptors = [...]`).
+pub const fn interceptor_meta<T: ToolInterceptor>() -> &'static InterceptorMeta {
+    T::META
+}

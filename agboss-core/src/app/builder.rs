@@ -1,0 +1,195 @@
+//! [`AppBuilder`]: the one builder that owns every setting of an app.
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::App;
+use crate::callback::listener::ToolCallListener;
+use crate::callback::stack::ToolCallListenerSet;
+use crate::cascade::Blueprint;
+use crate::contract::agent::{Agent, Router};
+use crate::contract::interceptor::ToolInterceptor;
+use crate::contract::pii_policy::PiiPolicy;
+use crate::contract::tool::{Tool, ToolMeta};
+use crate::contract::workflow::{Application, Workflow};
+use crate::di::Injectable;
+use crate::engine::Runtime;
+use crate::error::BuildError;
+use crate::model::{ChatModel, SharedChatModel};
+
+/// Builds an [`App`]: from an `#[application]` ([`AppBuilder::application`]) or piece by piece.
+///
+/// ```
+/// # use agboss_core::{App, tool, ToolHandler, ToolError};
+/// # use agboss_core::dto::Dto;
+/// # #[derive(Dto, Debug, Clone, PartialEq)]
+/// # pub struct PingDto { #[text(prompt = "Anything")] pub text: String }
+/// # #[tool(name = "ping-tool", description = "Answers", input = PingDto, output = PingDto)]
+/// # pub struct PingTool;
+/// # impl ToolHandler<PingDto, PingDto> for PingTool {
+/// #     async fn run(&self, input: PingDto) -> Result<PingDto, ToolError> { Ok(input) }
+/// # }
+/// let app = App::builder().tool::<PingTool>().build().expect("valid app");
+/// let out = futures::executor::block_on(app.tool::<PingTool>().invoke_json(r#"{"text":"hi"}"#));
+/// assert_eq!(out.unwrap(), r#"{"text":"hi"}"#);
+/// ```
+#[must_use = "an AppBuilder does nothing until `.build()`"]
+pub struct AppBuilder {
+    bp: Blueprint,
+    model: Option<SharedChatModel>,
+    agent_models: HashMap<&'static str, SharedChatModel>,
+    listeners: ToolCallListenerSet,
+}
+
+impl fmt::Debug for AppBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AppBuilder")
+            .field("name", &self.bp.name)
+            .field("listeners", &self.listeners)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AppBuilder {
+    pub(super) fn new() -> Self {
+        Self {
+            bp: Blueprint::new(),
+            model: None,
+            agent_models: HashMap::new(),
+            listeners: ToolCallListenerSet::default(),
+        }
+    }
+    /// Builds the app of an `#[application]`: its name, interceptors, workflows, agents,
+    /// routers and tools.
+    pub fn application<A: Application>(mut self) -> Self {
+        let meta = A::META;
+        self.bp.name = meta.name;
+        self.bp.application = Some(meta);
+        self.bp.attach.extend_from_slice(meta.tool_interceptors);
+        self.bp.pii_policies.extend_from_slice(meta.pii_policies);
+        self.bp.workflows.extend_from_slice(meta.workflows);
+        self.bp.agents.extend_from_slice(meta.agents);
+        self.bp.routers.extend_from_slice(meta.routers);
+        self.bp.tools.extend_from_slice(meta.tools);
+        self.bp.max_result_size = meta.max_result_size;
+        self
+    }
+    /// Names the app (the application scope in chains and errors).
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.bp.name = name;
+        self
+    }
+    /// Attaches an interceptor at application level (outermost).
+    pub fn tool_interceptor<I: ToolInterceptor>(mut self) -> Self {
+        self.bp.attach.push(I::META);
+        self
+    }
+    /// Adds a tool (its tool-level interceptors come with it), callable directly.
+    pub fn tool<T: Tool>(mut self) -> Self {
+        self.bp.tools.push(T::META);
+        self
+    }
+    /// Adds a tool by its registration data.
+    pub fn tool_meta(mut self, meta: &'static ToolMeta) -> Self {
+        self.bp.tools.push(meta);
+        self
+    }
+    /// Adds an agent directly under the application.
+    pub fn agent<A: Agent>(mut self) -> Self {
+        self.bp.agents.push(A::META);
+        self
+    }
+    /// Adds a router directly under the application.
+    pub fn router<R: Router>(mut self) -> Self {
+        self.bp.routers.push(R::META);
+        self
+    }
+    /// Adds a workflow.
+    pub fn workflow<W: Workflow>(mut self) -> Self {
+        self.bp.workflows.push(W::META);
+        self
+    }
+    /// Application-wide default `max_result_size`.
+    pub fn max_result_size(mut self, bytes: usize) -> Self {
+        self.bp.max_result_size = Some(bytes);
+        self
+    }
+    /// Provides a service instance (required for `#[injectable(provided)]`, and replaces the
+    /// default construction of any other service: the way to plug in a fake in tests).
+    pub fn provide<S: Injectable>(mut self, service: S) -> Self {
+        self.bp.services.insert(Arc::new(service));
+        self
+    }
+    /// Like [`AppBuilder::provide`], with a shared instance.
+    pub fn provide_arc<S: Injectable>(mut self, service: Arc<S>) -> Self {
+        self.bp.services.insert(service);
+        self
+    }
+    /// The default chat model of every agent and router.
+    pub fn model(mut self, model: impl ChatModel + 'static) -> Self {
+        self.model = Some(Arc::new(model));
+        self
+    }
+    /// The default chat model, already shared.
+    pub fn shared_model(mut self, model: SharedChatModel) -> Self {
+        self.model = Some(model);
+        self
+    }
+    /// A chat model for one agent (or router), overriding the default.
+    pub fn agent_model(
+        mut self,
+        agent_or_router_name: &'static str,
+        model: SharedChatModel,
+    ) -> Self {
+        self.agent_models.insert(agent_or_router_name, model);
+        self
+    }
+    /// Makes every [`BuildWarning`] a build error.
+    pub fn deny_warnings(mut self) -> Self {
+        self.bp.deny_warnings = true;
+        self
+    }
+
+    /// Attaches a PII policy at application level (outermost).
+    pub fn pii_policy<P: PiiPolicy>(mut self) -> Self {
+        self.bp.pii_policies.push(P::META);
+        self
+    }
+    /// The time limit of the hooks of every interceptor that sets none itself
+    /// (`#[tool_interceptor(timeout_ms = ..)]`). Default
+    /// [`DEFAULT_HOOK_TIMEOUT`](crate::contract::interceptor::DEFAULT_HOOK_TIMEOUT) (10 s). A
+    /// hook that runs past it fails the call closed, like an interceptor that errors.
+    pub fn interceptor_timeout(mut self, limit: Duration) -> Self {
+        self.bp.hook_timeout = limit;
+        self
+    }
+    /// Adds a listener of every tool call the app's agents make through
+    /// [`App::agent_callbacks`] / [`App::callbacks`] (and every workflow tool step).
+    pub fn tool_call_listener<L: ToolCallListener>(mut self, listener: L) -> Self {
+        self.listeners.add(listener);
+        self
+    }
+    /// Adds a listener of the tool calls of one agent (on every path it is on).
+    pub fn agent_tool_call_listener<L: ToolCallListener>(
+        mut self,
+        agent_name: &'static str,
+        listener: L,
+    ) -> Self {
+        self.listeners.add_for_agent(agent_name, listener);
+        self
+    }
+
+    /// Checks names, builds services, resolves every chain of every path.
+    pub fn build(self) -> Result<App, BuildError> {
+        let resolved = self.bp.resolve()?;
+        Ok(App {
+            inner: Arc::new(Runtime {
+                resolved,
+                model: self.model,
+                agent_models: self.agent_models,
+                listeners: self.listeners,
+            }),
+        })
+    }
+}

@@ -1,0 +1,206 @@
+//! Layer 6, the app: [`App`] (built once by [`AppBuilder`], cheap to clone), the typed and
+//! by-name handles of its tools, its decorated callbacks, and its runs
+//! ([`App::execute`], [`App::stream`]).
+//!
+//! Uses every layer below: [`crate::engine`], [`crate::callback`], [`crate::cascade`],
+//! [`crate::pipeline`], [`crate::contract`].
+mod builder;
+mod handle;
+
+use std::any::TypeId;
+use std::fmt;
+use std::sync::Arc;
+
+pub use builder::AppBuilder;
+pub use handle::{DynToolHandle, ToolHandle};
+
+use crate::callback::stack::{RunLayers, ToolCallListenerSet, stack};
+use crate::callback::{BoundToolCallback, SharedToolCallback};
+use crate::cascade::{BoundTool, BuildWarning, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
+use crate::contract::agent::Agent;
+use crate::contract::chain::Chain;
+use crate::contract::tool::{Tool, ToolMeta};
+use crate::contract::workflow::Workflow;
+use crate::di::Services;
+use crate::engine::run::Engine;
+use crate::engine::{RunContext, RunError, RunOutput, RunStream, Runtime, Target};
+use crate::model::SharedChatModel;
+
+/// A built application: services constructed, every chain resolved. Cheap to clone.
+#[derive(Clone)]
+pub struct App {
+    inner: Arc<Runtime>,
+}
+
+impl fmt::Debug for App {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("App")
+            .field("name", &self.inner.resolved.name)
+            .field(
+                "tools",
+                &self
+                    .inner
+                    .resolved
+                    .tools
+                    .iter()
+                    .map(|t| t.meta.name)
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl App {
+    /// Starts an app builder.
+    pub fn builder() -> AppBuilder {
+        AppBuilder::new()
+    }
+
+    /// The app's name.
+    pub fn name(&self) -> &'static str {
+        self.inner.resolved.name
+    }
+
+    /// A handle to call tool `T` directly, through its application → tool chain.
+    pub fn tool<T: Tool>(&self) -> ToolHandle<'_, T> {
+        ToolHandle::new(self)
+    }
+
+    /// A handle to call a tool by its registered name with JSON arguments (direct chain).
+    pub fn tool_by_name(&self, name: &str) -> Option<DynToolHandle<'_>> {
+        let idx = *self.inner.resolved.by_name.get(name)?;
+        Some(DynToolHandle::new(self, &self.inner.resolved.tools[idx]))
+    }
+
+    /// The tools of the app.
+    pub fn tools(&self) -> impl Iterator<Item = &'static ToolMeta> + '_ {
+        self.inner.resolved.tools.iter().map(|t| t.meta)
+    }
+
+    /// The resolved direct-invoke chain of tool `T`.
+    pub fn direct_chain<T: Tool>(&self) -> Option<&Chain> {
+        self.bound::<T>().map(BoundTool::chain)
+    }
+
+    /// The app's services.
+    pub fn services(&self) -> &Services {
+        &self.inner.resolved.services
+    }
+
+    /// Every agent on every path (an agent under two workflows appears twice).
+    pub fn agents(&self) -> impl Iterator<Item = &Arc<ResolvedAgent>> {
+        self.inner.resolved.agents.iter()
+    }
+
+    /// Agent `A` by type: its path directly under the application if it has one, else its first
+    /// path under a workflow.
+    pub fn agent<A: Agent>(&self) -> Option<&Arc<ResolvedAgent>> {
+        self.agent_by_name(A::META.name)
+    }
+
+    /// An agent by name (same preference as [`App::agent`]).
+    pub fn agent_by_name(&self, name: &str) -> Option<&Arc<ResolvedAgent>> {
+        self.inner.agent_by_name(name)
+    }
+
+    /// Agent `A` on its path under workflow `W`.
+    pub fn agent_in<W: Workflow, A: Agent>(&self) -> Option<&Arc<ResolvedAgent>> {
+        self.agents()
+            .find(|a| a.meta.name == A::META.name && a.workflow() == Some(W::META.name))
+    }
+
+    /// Every router on every path.
+    pub fn routers(&self) -> impl Iterator<Item = &Arc<ResolvedRouter>> {
+        self.inner.resolved.routers.iter()
+    }
+
+    /// A router by name (its first path).
+    pub fn router_by_name(&self, name: &str) -> Option<&Arc<ResolvedRouter>> {
+        self.inner.router_by_name(name)
+    }
+
+    /// The workflows.
+    pub fn workflows(&self) -> impl Iterator<Item = &Arc<ResolvedWorkflow>> {
+        self.inner.resolved.workflows.iter()
+    }
+
+    /// A workflow by name.
+    pub fn workflow_by_name(&self, name: &str) -> Option<&Arc<ResolvedWorkflow>> {
+        self.inner.workflow_by_name(name)
+    }
+
+    /// The chat model of an agent or router: its own if one was set, else the default.
+    pub fn model_for(&self, agent_or_router_name: &str) -> Option<&SharedChatModel> {
+        self.inner.model_for(agent_or_router_name)
+    }
+
+    /// What the build found suspicious (see [`BuildWarning`]).
+    pub fn warnings(&self) -> &[BuildWarning] {
+        &self.inner.resolved.warnings
+    }
+
+    /// The tool-call listeners of the app (see [`crate::callback::listener`]).
+    pub fn tool_call_listeners(&self) -> &ToolCallListenerSet {
+        &self.inner.listeners
+    }
+
+    /// Every tool of the app, bound on its direct (application → tool) chain.
+    pub fn bound_tools(&self) -> impl Iterator<Item = &BoundTool> {
+        self.inner.resolved.tools.iter()
+    }
+
+    /// The tools of `agent` as callbacks, decorated with the app's and the agent's listeners:
+    /// what an agent loop calls (see [`crate::callback::stack`]).
+    pub fn agent_callbacks(&self, agent: &ResolvedAgent) -> Vec<SharedToolCallback> {
+        let base = agent.tools.iter().map(BoundToolCallback::shared).collect();
+        stack(
+            &self.inner.listeners,
+            Some(agent.meta.name),
+            &agent.scopes,
+            base,
+            &RunLayers::default(),
+        )
+    }
+
+    /// Every tool of the app on its direct (application → tool) chain as a callback, decorated
+    /// with the app-wide listeners.
+    pub fn callbacks(&self) -> Vec<SharedToolCallback> {
+        let base = self.bound_tools().map(BoundToolCallback::shared).collect();
+        stack(&self.inner.listeners, None, &[], base, &RunLayers::default())
+    }
+
+    /// Renders the resolved structure: every path, every tool's chain in order, where each
+    /// interceptor came from and where one was excluded.
+    pub fn describe(&self) -> String {
+        self.inner.resolved.describe()
+    }
+
+    /// Runs `target` on `input` to its final answer. See [`crate::engine`] for the loop.
+    pub async fn execute(
+        &self,
+        target: impl Into<Target>,
+        input: impl Into<String>,
+        ctx: RunContext,
+    ) -> Result<RunOutput, RunError> {
+        Engine::new(Arc::clone(&self.inner), ctx, None)
+            .run(target.into(), input.into())
+            .await
+    }
+
+    /// Like [`App::execute`], yielding the run's [`RunEvent`](crate::RunEvent)s as they happen.
+    /// The run makes progress only while the stream is polled.
+    pub fn stream(
+        &self,
+        target: impl Into<Target>,
+        input: impl Into<String>,
+        ctx: RunContext,
+    ) -> RunStream {
+        RunStream::start(Arc::clone(&self.inner), target.into(), input.into(), ctx)
+    }
+
+    /// Tool `T` on its direct chain.
+    fn bound<T: Tool>(&self) -> Option<&BoundTool> {
+        let idx = *self.inner.resolved.by_type.get(&TypeId::of::<T>())?;
+        Some(&self.inner.resolved.tools[idx])
+    }
+}

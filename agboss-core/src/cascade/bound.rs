@@ -1,0 +1,126 @@
+//! What the cascade resolves: every tool bound to its path ([`BoundTool`]), and the agents,
+//! routers and workflows with their tools bound.
+use std::fmt;
+use std::sync::Arc;
+
+use crate::contract::agent::{AgentMeta, RouterMeta};
+use crate::contract::chain::Chain;
+use crate::contract::outcome::{CallOutcome, Rendered};
+use crate::contract::scope::{ScopeKind, ScopeRef};
+use crate::contract::tool::{CallEnv, ErasedToolSlot, ToolMeta};
+use crate::contract::workflow::WorkflowMeta;
+use crate::di::{CallId, Services, TenantContext};
+use crate::model::ToolDefinition;
+
+/// A tool bound to one path of the cascade: its instance, its resolved chain and the app's
+/// services. What an agent loop, a workflow step or a callback calls.
+#[derive(Clone)]
+pub struct BoundTool {
+    pub(crate) meta: &'static ToolMeta,
+    pub(crate) slot: Arc<dyn ErasedToolSlot>,
+    pub(crate) chain: Arc<Chain>,
+    pub(crate) services: Arc<Services>,
+    pub(crate) max_result_size: Option<usize>,
+}
+
+impl fmt::Debug for BoundTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BoundTool")
+            .field("tool", &self.meta.name)
+            .field("chain", &self.chain)
+            .finish()
+    }
+}
+
+impl BoundTool {
+    /// The tool's registration data.
+    pub fn meta(&self) -> &'static ToolMeta {
+        self.meta
+    }
+    /// The resolved chain on this path.
+    pub fn chain(&self) -> &Chain {
+        &self.chain
+    }
+    /// The effective `max_result_size` (tool, else agent, else workflow, else application).
+    pub fn max_result_size(&self) -> Option<usize> {
+        self.max_result_size
+    }
+    /// The definition a model sees: name, description, input JSON Schema.
+    pub fn definition(&self) -> ToolDefinition {
+        ToolDefinition::new(
+            self.meta.name,
+            self.meta.description,
+            (self.meta.input_schema)(),
+        )
+    }
+    /// Runs one call through the guarded pipeline of this path, with JSON text arguments as a
+    /// model sends them.
+    pub async fn call(
+        &self,
+        call_id: &str,
+        tenant: Option<&TenantContext>,
+        args: &str,
+    ) -> CallOutcome<Rendered> {
+        let env = CallEnv {
+            services: &self.services,
+            tenant,
+            call_id: CallId::new(call_id),
+            run_timeout: None,
+        };
+        self.call_with(env, args).await
+    }
+
+    /// [`BoundTool::call`] with every per-call input given.
+    pub(crate) async fn call_with(&self, env: CallEnv<'_>, args: &str) -> CallOutcome<Rendered> {
+        self.slot
+            .call_json(&self.chain, env, args, self.max_result_size)
+            .await
+    }
+}
+
+/// An agent on one path (application → [workflow →] agent), with its tools bound to their chains.
+#[derive(Debug)]
+pub struct ResolvedAgent {
+    /// The agent's registration data.
+    pub meta: &'static AgentMeta,
+    /// The scopes above and including the agent, outermost first.
+    pub scopes: Vec<ScopeRef>,
+    /// Its tools, in declaration order.
+    pub tools: Vec<BoundTool>,
+}
+
+impl ResolvedAgent {
+    /// A tool of the agent by name.
+    pub fn tool(&self, name: &str) -> Option<&BoundTool> {
+        self.tools.iter().find(|t| t.meta.name == name)
+    }
+    /// The workflow the agent runs under on this path, if any.
+    pub fn workflow(&self) -> Option<&'static str> {
+        self.scopes
+            .iter()
+            .find(|s| s.kind == ScopeKind::Workflow)
+            .map(|s| s.name)
+    }
+}
+
+/// A router on one path, with its resolved routes.
+#[derive(Debug)]
+pub struct ResolvedRouter {
+    /// The router's registration data.
+    pub meta: &'static RouterMeta,
+    /// The routes, in declaration order, each on this router's path.
+    pub routes: Vec<Arc<ResolvedAgent>>,
+}
+
+/// A workflow with everything under it resolved.
+#[derive(Debug)]
+pub struct ResolvedWorkflow {
+    /// The workflow's registration data.
+    pub meta: &'static WorkflowMeta,
+    /// Its agents.
+    pub agents: Vec<Arc<ResolvedAgent>>,
+    /// Its routers.
+    pub routers: Vec<Arc<ResolvedRouter>>,
+    /// Its own tool steps, bound on application → workflow → tool.
+    pub tools: Vec<BoundTool>,
+}

@@ -1,0 +1,137 @@
+//! `App::describe()`: the resolved structure as text, for people and snapshot tests.
+use std::fmt::Write as _;
+
+use super::Resolved;
+use super::bound::{BoundTool, ResolvedAgent, ResolvedRouter};
+use crate::contract::chain::Chain;
+
+pub(crate) fn render(inner: &Resolved) -> String {
+    let mut out = String::new();
+    match inner.application {
+        Some(meta) => {
+            let _ = writeln!(out, "application `{}` ({})", meta.name, meta.type_name);
+        }
+        None => {
+            let _ = writeln!(out, "application `{}`", inner.name);
+        }
+    }
+    // Agents and routers directly under the application: routes are listed under their router.
+    let routed: Vec<*const ResolvedAgent> = inner
+        .routers
+        .iter()
+        .flat_map(|r| r.routes.iter().map(std::sync::Arc::as_ptr))
+        .collect();
+    for wf in &inner.workflows {
+        let _ = writeln!(out, "  workflow `{}`", wf.meta.name);
+        for router in &wf.routers {
+            render_router(&mut out, router, 4);
+        }
+        for agent in &wf.agents {
+            render_agent(&mut out, agent, 4);
+        }
+        for tool in &wf.tools {
+            let _ = writeln!(out, "    step");
+            render_tool(&mut out, tool, 6);
+        }
+    }
+    for router in inner
+        .routers
+        .iter()
+        .filter(|r| r.routes.first().is_none_or(|a| a.workflow().is_none()))
+    {
+        render_router(&mut out, router, 2);
+    }
+    for agent in inner
+        .agents
+        .iter()
+        .filter(|a| a.workflow().is_none() && !routed.contains(&std::sync::Arc::as_ptr(a)))
+    {
+        render_agent(&mut out, agent, 2);
+    }
+    let _ = writeln!(out, "  direct calls (app.tool::<T>().invoke)");
+    for tool in &inner.tools {
+        render_tool(&mut out, tool, 4);
+    }
+    if !inner.warnings.is_empty() {
+        let _ = writeln!(out, "warnings");
+        for w in &inner.warnings {
+            let _ = writeln!(out, "  - {w}");
+        }
+    }
+    out
+}
+
+fn render_router(out: &mut String, router: &ResolvedRouter, indent: usize) {
+    let pad = " ".repeat(indent);
+    let _ = writeln!(out, "{pad}router `{}`", router.meta.name);
+    for agent in &router.routes {
+        render_agent(out, agent, indent + 2);
+    }
+}
+
+fn render_agent(out: &mut String, agent: &ResolvedAgent, indent: usize) {
+    let pad = " ".repeat(indent);
+    let _ = writeln!(out, "{pad}agent `{}`", agent.meta.name);
+    for tool in &agent.tools {
+        render_tool(out, tool, indent + 2);
+    }
+}
+
+fn render_tool(out: &mut String, tool: &BoundTool, indent: usize) {
+    let pad = " ".repeat(indent);
+    let _ = write!(out, "{pad}tool `{}`", tool.meta.name);
+    if let Some(max) = tool.max_result_size {
+        let _ = write!(out, " (max_result_size {max})");
+    }
+    let _ = writeln!(out);
+    render_chain(out, &tool.chain, indent + 2);
+}
+
+fn render_chain(out: &mut String, chain: &Chain, indent: usize) {
+    let pad = " ".repeat(indent);
+    if chain.entries.is_empty() {
+        let _ = writeln!(out, "{pad}(no interceptors)");
+    }
+    for (i, entry) in chain.entries.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{pad}{}. {}  [{}]",
+            i + 1,
+            entry.interceptor.name,
+            entry.origin
+        );
+    }
+    let before = chain.before_order();
+    let after = chain.after_order();
+    if !chain.entries.is_empty() {
+        let _ = writeln!(
+            out,
+            "{pad}before: {}",
+            if before.is_empty() {
+                "-".to_string()
+            } else {
+                before.join(" -> ")
+            }
+        );
+        let _ = writeln!(
+            out,
+            "{pad}after:  {}",
+            if after.is_empty() {
+                "-".to_string()
+            } else {
+                after.join(" -> ")
+            }
+        );
+    }
+    let pii = chain.pii().names();
+    if !pii.is_empty() {
+        let _ = writeln!(out, "{pad}pii policies: {}", pii.join(", "));
+    }
+    for ex in &chain.exclusions {
+        let _ = writeln!(
+            out,
+            "{pad}excluded: {}  [attached at {}, excluded at {}]",
+            ex.interceptor.name, ex.attached_at, ex.excluded_at
+        );
+    }
+}

@@ -1,0 +1,223 @@
+//! Layer 3, the cascade: every path of an app (application → [workflow →] [agent →] tool)
+//! resolved once, when the app is built, into the chain its calls run on.
+//!
+//! `before_tool_call` runs outer to inner (application → … → tool), `after_tool_call` inner to
+//! outer. `exclude_tool_interceptors` at a scope removes an inherited interceptor for that scope
+//! and everything below it; an interceptor attached at several scopes runs once, at its outermost
+//! place. PII policies of every scope of a path apply, outermost first (each once); there is no
+//! `exclude_pii_policies`: an inner scope cannot switch off the masking an outer one requires.
+//!
+//! Uses [`crate::pipeline`] (to build tool slots) and [`crate::contract`].
+mod bound;
+mod describe;
+mod resolve;
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
+pub(crate) use resolve::{Blueprint, Resolved};
+
+use crate::contract::chain::{Chain, ChainEntry, Exclusion, Link};
+use crate::contract::interceptor::{ErasedInterceptor, InterceptorMeta};
+use crate::contract::pii_policy::{PiiChain, PiiPolicyMeta};
+use crate::contract::scope::{ScopeKind, ScopeRef};
+use crate::di::Services;
+use crate::error::BuildError;
+use crate::pii::PiiMasker;
+
+/// One scope of a path with what it attaches and excludes.
+#[derive(Debug, Clone)]
+pub struct ScopeSpec {
+    /// The scope.
+    pub scope: ScopeRef,
+    /// `tool_interceptors = [...]`.
+    pub attach: Vec<&'static InterceptorMeta>,
+    /// `exclude_tool_interceptors = [...]`.
+    pub exclude: Vec<&'static InterceptorMeta>,
+    /// `pii_policies = [...]`.
+    pub pii_policies: Vec<&'static PiiPolicyMeta>,
+}
+
+/// Something found at build time that is probably a mistake but does not stop the app.
+/// Reported through `tracing::warn!` and [`App::warnings`]; [`AppBuilder::deny_warnings`]
+/// turns them into a build error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildWarning {
+    /// An exclusion with nothing inherited to remove.
+    UselessExclusion {
+        /// The interceptor excluded.
+        interceptor: &'static str,
+        /// Where.
+        at: ScopeRef,
+    },
+    /// A registered component that no path of the application reaches.
+    Unreachable {
+        /// tool, agent, router or workflow.
+        kind: &'static str,
+        /// Its name.
+        name: &'static str,
+    },
+}
+
+impl fmt::Display for BuildWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UselessExclusion { interceptor, at } => write!(
+                f,
+                "{at} excludes `{interceptor}`, but no outer scope attaches it: the exclusion does nothing"
+            ),
+            Self::Unreachable { kind, name } => write!(
+                f,
+                "{kind} `{name}` is registered but no path of the application reaches it"
+            ),
+        }
+    }
+}
+
+
+/// Builds each interceptor type and each PII policy's masker once per app.
+pub(crate) struct Pool {
+    built: HashMap<TypeId, Arc<dyn ErasedInterceptor>>,
+    maskers: HashMap<TypeId, Arc<PiiMasker>>,
+    /// The hook time limit of interceptors that set none.
+    hook_timeout: Duration,
+}
+
+impl Pool {
+    pub(crate) fn new(hook_timeout: Duration) -> Self {
+        Self {
+            built: HashMap::new(),
+            maskers: HashMap::new(),
+            hook_timeout,
+        }
+    }
+
+    /// The app's instance of an interceptor, built (with the services it needs) on first use.
+    pub(crate) fn interceptor(
+        &mut self,
+        meta: &'static InterceptorMeta,
+        services: &mut Services,
+    ) -> Result<Arc<dyn ErasedInterceptor>, BuildError> {
+        if let Some(i) = self.built.get(&(meta.type_id)()) {
+            return Ok(Arc::clone(i));
+        }
+        services.ensure(meta.type_name, meta.deps, &mut Vec::new())?;
+        let built = (meta.build)(services).map_err(|e| BuildError::ServiceConstruction {
+            service: meta.type_name,
+            message: e.to_string(),
+        })?;
+        self.built.insert((meta.type_id)(), Arc::clone(&built));
+        Ok(built)
+    }
+
+    fn link(&self, interceptor: Arc<dyn ErasedInterceptor>) -> Link {
+        let timeout = interceptor
+            .meta()
+            .timeout_ms
+            .map_or(self.hook_timeout, Duration::from_millis);
+        Link {
+            interceptor,
+            timeout,
+        }
+    }
+
+    /// Resolves the policies of a path (each scope's list, outermost scope first).
+    fn pii<'s>(
+        &mut self,
+        scopes: impl IntoIterator<Item = &'s [&'static PiiPolicyMeta]>,
+    ) -> Result<PiiChain, BuildError> {
+        let mut policies: Vec<(&'static PiiPolicyMeta, Arc<PiiMasker>)> = Vec::new();
+        for list in scopes {
+            for meta in list {
+                if policies.iter().any(|(m, _)| m.same(meta)) {
+                    continue;
+                }
+                let masker = match self.maskers.get(&(meta.type_id)()) {
+                    Some(m) => Arc::clone(m),
+                    None => {
+                        let m = Arc::new(meta.masker()?);
+                        self.maskers.insert((meta.type_id)(), Arc::clone(&m));
+                        m
+                    }
+                };
+                policies.push((meta, masker));
+            }
+        }
+        Ok(PiiChain::from_policies(policies))
+    }
+
+    /// Resolves the chain of one path (outermost scope first; the last scope is the tool's).
+    pub(crate) fn chain(
+        &mut self,
+        scopes: &[ScopeSpec],
+        services: &mut Services,
+    ) -> Result<Chain, BuildError> {
+        let mut entries: Vec<ChainEntry> = Vec::new();
+        let mut exclusions: Vec<Exclusion> = Vec::new();
+        for spec in scopes {
+            for ex in &spec.exclude {
+                if let Some(pos) = entries.iter().position(|e| e.interceptor.same(ex)) {
+                    let removed = entries.remove(pos);
+                    exclusions.push(Exclusion {
+                        interceptor: removed.interceptor,
+                        attached_at: removed.origin,
+                        excluded_at: spec.scope,
+                    });
+                }
+            }
+            for at in &spec.attach {
+                if !entries.iter().any(|e| e.interceptor.same(at)) {
+                    entries.push(ChainEntry {
+                        interceptor: at,
+                        origin: spec.scope,
+                    });
+                }
+            }
+        }
+        let mut before = Vec::new();
+        let mut after = Vec::new();
+        for entry in &entries {
+            let built = self.interceptor(entry.interceptor, services)?;
+            if built.has_before() {
+                before.push(self.link(Arc::clone(&built)));
+            }
+            if built.has_after() {
+                after.push(self.link(built));
+            }
+        }
+        after.reverse();
+        let path: Arc<[&'static str]> = scopes
+            .iter()
+            .filter(|s| s.scope.kind != ScopeKind::Tool)
+            .map(|s| s.scope.name)
+            .collect();
+        let pii = self.pii(scopes.iter().map(|s| s.pii_policies.as_slice()))?;
+        Ok(Chain {
+            before: before.into(),
+            after: after.into(),
+            entries,
+            exclusions,
+            path,
+            pii,
+        })
+    }
+}
+
+/// Builds single interceptors outside an app: the engine behind `agboss_testing`.
+#[doc(hidden)]
+pub mod harness_build {
+    use super::*;
+
+    /// Builds one interceptor (and the services it needs) as an app would.
+    pub fn interceptor(
+        meta: &'static InterceptorMeta,
+        services: &mut Services,
+    ) -> Result<Arc<dyn ErasedInterceptor>, BuildError> {
+        Pool::new(crate::contract::interceptor::DEFAULT_HOOK_TIMEOUT).interceptor(meta, services)
+    }
+}

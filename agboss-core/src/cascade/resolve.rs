@@ -1,0 +1,451 @@
+//! The build of an app's structure: every tool slot, every path's chain, the warnings.
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
+use super::{BuildWarning, Pool, ScopeSpec};
+use crate::contract::agent::{AgentMeta, RouterMeta};
+use crate::contract::chain::Chain;
+use crate::contract::interceptor::InterceptorMeta;
+use crate::contract::pii_policy::PiiPolicyMeta;
+use crate::contract::registry::Registration;
+use crate::contract::scope::{ScopeKind, ScopeRef};
+use crate::contract::tool::{ErasedToolSlot, ToolMeta};
+use crate::contract::workflow::{ApplicationMeta, WorkflowMeta};
+use crate::di::Services;
+use crate::error::BuildError;
+
+/// What an app is built from: the builder's settings.
+pub(crate) struct Blueprint {
+    pub(crate) name: &'static str,
+    pub(crate) application: Option<&'static ApplicationMeta>,
+    pub(crate) attach: Vec<&'static InterceptorMeta>,
+    pub(crate) pii_policies: Vec<&'static PiiPolicyMeta>,
+    pub(crate) tools: Vec<&'static ToolMeta>,
+    pub(crate) agents: Vec<&'static AgentMeta>,
+    pub(crate) routers: Vec<&'static RouterMeta>,
+    pub(crate) workflows: Vec<&'static WorkflowMeta>,
+    pub(crate) max_result_size: Option<usize>,
+    pub(crate) services: Services,
+    pub(crate) deny_warnings: bool,
+    pub(crate) hook_timeout: Duration,
+}
+
+impl Blueprint {
+    pub(crate) fn new() -> Self {
+        Self {
+            name: "app",
+            application: None,
+            attach: Vec::new(),
+            pii_policies: Vec::new(),
+            tools: Vec::new(),
+            agents: Vec::new(),
+            routers: Vec::new(),
+            workflows: Vec::new(),
+            max_result_size: None,
+            services: Services::default(),
+            deny_warnings: false,
+            hook_timeout: crate::contract::interceptor::DEFAULT_HOOK_TIMEOUT,
+        }
+    }
+
+    /// Checks names, builds services and tool slots, resolves every chain of every path.
+    pub(crate) fn resolve(self) -> Result<Resolved, BuildError> {
+        crate::contract::registry::check_unique_names()?;
+        let mut r = Resolution {
+            services: self.services,
+            pool: Pool::new(self.hook_timeout),
+            slots: HashMap::new(),
+            warnings: Vec::new(),
+            exclusions: Vec::new(),
+            app_max: self.max_result_size,
+        };
+        let app_scope = ScopeSpec {
+            scope: ScopeRef {
+                kind: ScopeKind::Application,
+                name: self.name,
+            },
+            attach: self.attach,
+            exclude: Vec::new(),
+            pii_policies: self.pii_policies,
+        };
+
+        // Build every tool slot first (services must exist before the Arc is frozen).
+        let mut all_tools: Vec<&'static ToolMeta> = self.tools.clone();
+        let note_agent_tools = |agent: &'static AgentMeta, out: &mut Vec<&'static ToolMeta>| {
+            out.extend_from_slice(agent.tools);
+        };
+        for a in &self.agents {
+            note_agent_tools(a, &mut all_tools);
+        }
+        for router in &self.routers {
+            for a in router.routes {
+                note_agent_tools(a, &mut all_tools);
+            }
+        }
+        for w in &self.workflows {
+            all_tools.extend_from_slice(w.tools);
+            for a in w.agents {
+                note_agent_tools(a, &mut all_tools);
+            }
+            for router in w.routers {
+                for a in router.routes {
+                    note_agent_tools(a, &mut all_tools);
+                }
+            }
+        }
+        for meta in &all_tools {
+            r.slot(meta)?;
+        }
+
+        // Resolve chains against the services, then freeze them.
+        let mut pending_tools: Vec<(&'static ToolMeta, Chain, Option<usize>)> = Vec::new();
+        for meta in dedup(&all_tools) {
+            let chain = r.chain(&[app_scope.clone(), tool_scope(meta)])?;
+            pending_tools.push((meta, chain, r.app_max));
+        }
+        let mut pending_agents: Vec<PendingAgent> = Vec::new();
+        let mut pending_routers: Vec<(usize, &'static RouterMeta, Vec<usize>)> = Vec::new();
+        let mut pending_workflows: Vec<PendingWorkflow> = Vec::new();
+        let app_scopes = vec![app_scope.clone()];
+        for a in &self.agents {
+            pending_agents.push(r.agent(&app_scopes, a, None)?);
+        }
+        for router in &self.routers {
+            let mut routes = Vec::new();
+            for a in router.routes {
+                routes.push(pending_agents.len());
+                pending_agents.push(r.agent(&app_scopes, a, None)?);
+            }
+            pending_routers.push((usize::MAX, router, routes));
+        }
+        for w in &self.workflows {
+            let w_scope = ScopeSpec {
+                scope: ScopeRef {
+                    kind: ScopeKind::Workflow,
+                    name: w.name,
+                },
+                attach: w.tool_interceptors.to_vec(),
+                exclude: w.exclude_tool_interceptors.to_vec(),
+                pii_policies: w.pii_policies.to_vec(),
+            };
+            let scopes = vec![app_scope.clone(), w_scope.clone()];
+            let mut agents = Vec::new();
+            for a in w.agents {
+                agents.push(pending_agents.len());
+                pending_agents.push(r.agent(&scopes, a, w.max_result_size)?);
+            }
+            let mut routers = Vec::new();
+            for router in w.routers {
+                let mut routes = Vec::new();
+                for a in router.routes {
+                    routes.push(pending_agents.len());
+                    pending_agents.push(r.agent(&scopes, a, w.max_result_size)?);
+                }
+                routers.push(pending_routers.len());
+                pending_routers.push((pending_workflows.len(), router, routes));
+            }
+            let mut tools = Vec::new();
+            for t in w.tools {
+                let chain = r.chain(&[app_scope.clone(), w_scope.clone(), tool_scope(t)])?;
+                tools.push((*t, chain, w.max_result_size.or(r.app_max)));
+            }
+            pending_workflows.push(PendingWorkflow {
+                meta: w,
+                agents,
+                routers,
+                tools,
+            });
+        }
+
+        // Warnings.
+        let mut warnings = r.warnings;
+        for (at, interceptor, used) in &r.exclusions {
+            if !used {
+                warnings.push(BuildWarning::UselessExclusion {
+                    interceptor: interceptor.name,
+                    at: *at,
+                });
+            }
+        }
+        if self.application.is_some() {
+            let reached_agents: Vec<&str> = pending_agents.iter().map(|a| a.meta.name).collect();
+            let reached_routers: Vec<&str> = pending_routers.iter().map(|r| r.1.name).collect();
+            let reached_workflows: Vec<&str> =
+                pending_workflows.iter().map(|w| w.meta.name).collect();
+            let reached_tools: Vec<&str> = all_tools.iter().map(|t| t.name).collect();
+            for reg in crate::contract::registry::all() {
+                let (kind, name, reached) = match reg {
+                    Registration::Agent(m) => ("agent", m.name, reached_agents.contains(&m.name)),
+                    Registration::Router(m) => {
+                        ("router", m.name, reached_routers.contains(&m.name))
+                    }
+                    Registration::Workflow(m) => {
+                        ("workflow", m.name, reached_workflows.contains(&m.name))
+                    }
+                    Registration::Tool(m) => ("tool", m.name, reached_tools.contains(&m.name)),
+                    _ => continue,
+                };
+                if !reached {
+                    warnings.push(BuildWarning::Unreachable { kind, name });
+                }
+            }
+        }
+        warnings.sort_by_key(|w| w.to_string());
+        warnings.dedup();
+        for w in &warnings {
+            tracing::warn!(app = self.name, "{w}");
+        }
+        if self.deny_warnings && !warnings.is_empty() {
+            return Err(BuildError::Invalid(format!(
+                "the app has {} warning(s) and `deny_warnings` is on: {}",
+                warnings.len(),
+                warnings
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )));
+        }
+
+        // Freeze.
+        let services = Arc::new(r.services);
+        let slots = r.slots;
+        let bind =
+            |meta: &'static ToolMeta, chain: Chain, inherited_max: Option<usize>| BoundTool {
+                meta,
+                slot: Arc::clone(&slots[&(meta.type_id)()]),
+                chain: Arc::new(chain),
+                services: Arc::clone(&services),
+                max_result_size: meta.max_result_size.or(inherited_max),
+            };
+        let mut tools = Vec::new();
+        let mut by_type = HashMap::default();
+        let mut by_name = HashMap::new();
+        for (meta, chain, max) in pending_tools {
+            by_type.insert((meta.type_id)(), tools.len());
+            by_name.insert(meta.name, tools.len());
+            tools.push(bind(meta, chain, max));
+        }
+        let agents: Vec<Arc<ResolvedAgent>> = pending_agents
+            .into_iter()
+            .map(|p| {
+                Arc::new(ResolvedAgent {
+                    meta: p.meta,
+                    scopes: p.scopes,
+                    tools: p
+                        .tools
+                        .into_iter()
+                        .map(|(m, c, max)| bind(m, c, max))
+                        .collect(),
+                })
+            })
+            .collect();
+        let routers: Vec<Arc<ResolvedRouter>> = pending_routers
+            .iter()
+            .map(|(_, meta, routes)| {
+                Arc::new(ResolvedRouter {
+                    meta,
+                    routes: routes.iter().map(|i| Arc::clone(&agents[*i])).collect(),
+                })
+            })
+            .collect();
+        let workflows = pending_workflows
+            .into_iter()
+            .map(|w| {
+                Arc::new(ResolvedWorkflow {
+                    meta: w.meta,
+                    agents: w.agents.iter().map(|i| Arc::clone(&agents[*i])).collect(),
+                    routers: w.routers.iter().map(|i| Arc::clone(&routers[*i])).collect(),
+                    tools: w
+                        .tools
+                        .into_iter()
+                        .map(|(m, c, max)| bind(m, c, max))
+                        .collect(),
+                })
+            })
+            .collect();
+        Ok(Resolved {
+            name: self.name,
+            application: self.application,
+            services,
+            tools,
+            by_type,
+            by_name,
+            agents,
+            routers,
+            workflows,
+            warnings,
+        })
+    }
+}
+
+/// An app's resolved structure: services built, every tool bound on every path.
+pub(crate) struct Resolved {
+    pub(crate) name: &'static str,
+    pub(crate) application: Option<&'static ApplicationMeta>,
+    pub(crate) services: Arc<Services>,
+    /// Every tool on its direct (application → tool) chain.
+    pub(crate) tools: Vec<BoundTool>,
+    pub(crate) by_type: HashMap<TypeId, usize, BuildHasherDefault<TypeIdHasher>>,
+    pub(crate) by_name: HashMap<&'static str, usize>,
+    pub(crate) agents: Vec<Arc<ResolvedAgent>>,
+    pub(crate) routers: Vec<Arc<ResolvedRouter>>,
+    pub(crate) workflows: Vec<Arc<ResolvedWorkflow>>,
+    pub(crate) warnings: Vec<BuildWarning>,
+}
+
+impl Resolved {
+    /// The app's resolved structure as text (see `App::describe`).
+    pub(crate) fn describe(&self) -> String {
+        super::describe::render(self)
+    }
+}
+
+/// `TypeId`s are hashes already: the typed handle's lookup (on every direct call) skips SipHash.
+#[derive(Default)]
+pub(crate) struct TypeIdHasher(u64);
+
+impl std::hash::Hasher for TypeIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+    fn write_u128(&mut self, n: u128) {
+        self.0 ^= n as u64 ^ (n >> 64) as u64;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+fn tool_scope(meta: &'static ToolMeta) -> ScopeSpec {
+    ScopeSpec {
+        scope: ScopeRef {
+            kind: ScopeKind::Tool,
+            name: meta.name,
+        },
+        attach: meta.tool_interceptors.to_vec(),
+        exclude: meta.exclude_tool_interceptors.to_vec(),
+        pii_policies: meta.pii_policies.to_vec(),
+    }
+}
+
+fn dedup(tools: &[&'static ToolMeta]) -> Vec<&'static ToolMeta> {
+    let mut out: Vec<&'static ToolMeta> = Vec::new();
+    for t in tools {
+        if !out.iter().any(|o| (o.type_id)() == (t.type_id)()) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+struct PendingAgent {
+    meta: &'static AgentMeta,
+    scopes: Vec<ScopeRef>,
+    tools: Vec<(&'static ToolMeta, Chain, Option<usize>)>,
+}
+
+struct PendingWorkflow {
+    meta: &'static WorkflowMeta,
+    agents: Vec<usize>,
+    routers: Vec<usize>,
+    tools: Vec<(&'static ToolMeta, Chain, Option<usize>)>,
+}
+
+/// The mutable state of one build.
+struct Resolution {
+    services: Services,
+    pool: Pool,
+    slots: HashMap<TypeId, Arc<dyn ErasedToolSlot>>,
+    warnings: Vec<BuildWarning>,
+    /// Every (scope, excluded interceptor) and whether it removed something on any path: an
+    /// exclusion is useless only when it is useless on every path through its scope.
+    exclusions: Vec<(ScopeRef, &'static InterceptorMeta, bool)>,
+    app_max: Option<usize>,
+}
+
+impl Resolution {
+    fn slot(&mut self, meta: &'static ToolMeta) -> Result<(), BuildError> {
+        let id = (meta.type_id)();
+        if self.slots.contains_key(&id) {
+            return Ok(());
+        }
+        self.services
+            .ensure(meta.type_name, meta.deps, &mut Vec::new())?;
+        let slot = (meta.erased)().build_slot(&self.services).map_err(|e| {
+            BuildError::ServiceConstruction {
+                service: meta.type_name,
+                message: e.to_string(),
+            }
+        })?;
+        self.slots.insert(id, slot);
+        Ok(())
+    }
+
+    fn chain(&mut self, scopes: &[ScopeSpec]) -> Result<Chain, BuildError> {
+        let chain = self.pool.chain(scopes, &mut self.services)?;
+        for spec in scopes {
+            for ex in &spec.exclude {
+                let used = chain
+                    .exclusions
+                    .iter()
+                    .any(|e| e.interceptor.same(ex) && e.excluded_at == spec.scope);
+                match self
+                    .exclusions
+                    .iter_mut()
+                    .find(|(at, i, _)| *at == spec.scope && i.same(ex))
+                {
+                    Some(entry) => entry.2 |= used,
+                    None => self.exclusions.push((spec.scope, ex, used)),
+                }
+            }
+        }
+        Ok(chain)
+    }
+
+    fn agent(
+        &mut self,
+        outer: &[ScopeSpec],
+        meta: &'static AgentMeta,
+        workflow_max: Option<usize>,
+    ) -> Result<PendingAgent, BuildError> {
+        let agent_scope = ScopeSpec {
+            scope: ScopeRef {
+                kind: ScopeKind::Agent,
+                name: meta.name,
+            },
+            attach: meta.tool_interceptors.to_vec(),
+            exclude: meta.exclude_tool_interceptors.to_vec(),
+            pii_policies: meta.pii_policies.to_vec(),
+        };
+        let mut scopes: Vec<ScopeSpec> = outer.to_vec();
+        scopes.push(agent_scope);
+        let inherited = meta.max_result_size.or(workflow_max).or(self.app_max);
+        let mut tools = Vec::new();
+        for t in meta.tools {
+            let mut path = scopes.clone();
+            path.push(tool_scope(t));
+            let chain = self.chain(&path)?;
+            tools.push((*t, chain, inherited));
+        }
+        // An agent without tools still reports its useless exclusions.
+        if meta.tools.is_empty() {
+            self.chain(&scopes)?;
+        }
+        Ok(PendingAgent {
+            meta,
+            scopes: scopes.iter().map(|s| s.scope).collect(),
+            tools,
+        })
+    }
+}
+

@@ -1,0 +1,101 @@
+//! Agents and routers: `#[agent]` runs a model in a tool loop over its tools; `#[router]` picks
+//! one of its agents for an input. Their runtime is in [`crate::engine`].
+use std::any::TypeId;
+use std::fmt;
+
+use super::interceptor::InterceptorMeta;
+use super::pii_policy::PiiPolicyMeta;
+use super::tool::ToolMeta;
+
+/// What an agent does when one of its tools returns an error (not a block: a block always fails
+/// the step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolErrorPolicy {
+    /// Report a safe error message to the model as the call's observation and go on (default).
+    #[default]
+    Report,
+    /// Fail the step with the tool's error.
+    FailStep,
+}
+
+/// Registration data of an `#[agent]`.
+pub struct AgentMeta {
+    /// Unique kebab-case name ending in `-agent`.
+    pub name: &'static str,
+    /// What the agent is for (routers show it to the model).
+    pub description: &'static str,
+    /// The system prompt.
+    pub instructions: &'static str,
+    /// The struct's type name.
+    pub type_name: &'static str,
+    /// The struct's `TypeId`.
+    pub type_id: fn() -> TypeId,
+    /// The tools the agent may call.
+    pub tools: &'static [&'static ToolMeta],
+    /// Interceptors attached at the agent.
+    pub tool_interceptors: &'static [&'static InterceptorMeta],
+    /// Inherited interceptors removed at the agent.
+    pub exclude_tool_interceptors: &'static [&'static InterceptorMeta],
+    /// PII policies attached at the agent.
+    pub pii_policies: &'static [&'static PiiPolicyMeta],
+    /// Upper bound of model turns in one run.
+    pub max_turns: Option<u32>,
+    /// Upper bound of tool calls of one turn running at once.
+    pub max_parallel_tool_calls: Option<usize>,
+    /// What a tool's own error does.
+    pub tool_errors: ToolErrorPolicy,
+    /// Default `max_result_size` for the agent's tools (a tool's own value wins).
+    pub max_result_size: Option<usize>,
+}
+
+impl fmt::Debug for AgentMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// Implemented by `#[agent]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an agent [agent.not-an-agent]",
+    label = "expected an `#[agent]` struct",
+    note = "only structs annotated with `#[agent(...)]` can be listed in `agents = [...]` / `routes = [...]`"
+)]
+pub trait Agent: 'static {
+    /// Registration data.
+    const META: &'static AgentMeta;
+}
+
+/// Registration data of a `#[router]`.
+pub struct RouterMeta {
+    /// Unique kebab-case name ending in `-router`.
+    pub name: &'static str,
+    /// What the router is for.
+    pub description: &'static str,
+    /// Extra guidance for the model choosing a route.
+    pub instructions: &'static str,
+    /// The struct's type name.
+    pub type_name: &'static str,
+    /// The struct's `TypeId`.
+    pub type_id: fn() -> TypeId,
+    /// The agents it routes to.
+    pub routes: &'static [&'static AgentMeta],
+    /// The agent used when the model's choice is unusable (default: the first route).
+    pub fallback: Option<&'static AgentMeta>,
+}
+
+impl fmt::Debug for RouterMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// Implemented by `#[router]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a router [router.not-a-router]",
+    label = "expected a `#[router]` struct",
+    note = "only structs annotated with `#[router(...)]` can be listed in `routers = [...]`"
+)]
+pub trait Router: 'static {
+    /// Registration data.
+    const META: &'static RouterMeta;
+}

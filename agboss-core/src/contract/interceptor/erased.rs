@@ -1,0 +1,244 @@
+//! Interceptors behind `dyn`: the hook futures (inline when small), the per-type hook table the
+//! macro fills ([`TypedInterceptor`]) and the autoref probes that find which hooks a type has.
+use std::sync::Arc;
+
+use super::{
+    AfterToolCall, BeforeToolCall, InterceptorMeta, ToolCallContext, ToolCallDecision,
+    ToolCallResultContext, ToolInterceptor, ToolOutput,
+};
+use crate::di::{DiError, Resolver, Services};
+use crate::error::InterceptorError;
+
+/// Bytes a hook's future may take before it is boxed: typical hooks (a few references and an
+/// `await` on a service) fit, so a guarded call allocates nothing per interceptor.
+pub(crate) const HOOK_FUTURE_INLINE: usize = 128;
+
+/// A hook's future, stored inline when it fits (see [`HOOK_FUTURE_INLINE`]), boxed otherwise.
+#[doc(hidden)]
+pub type BeforeFuture<'a> =
+    stackfuture::StackFuture<'a, Result<ToolCallDecision, InterceptorError>, HOOK_FUTURE_INLINE>;
+#[doc(hidden)]
+pub type AfterFuture<'a> =
+    stackfuture::StackFuture<'a, Result<ToolOutput, InterceptorError>, HOOK_FUTURE_INLINE>;
+
+/// Why a hook did not produce a value.
+#[doc(hidden)]
+pub enum HookError {
+    Failed(InterceptorError),
+    Dependency(DiError),
+}
+
+/// A resolved interceptor, behind `dyn`. Building the per-invocation instance (when the
+/// interceptor has context deps) happens in `before` / `after`; the returned future runs the
+/// hook and owns that instance.
+#[doc(hidden)]
+pub trait ErasedInterceptor: Send + Sync {
+    fn meta(&self) -> &'static InterceptorMeta;
+    fn has_before(&self) -> bool;
+    fn has_after(&self) -> bool;
+    fn before<'a>(
+        &'a self,
+        resolver: &'a Resolver<'a>,
+        call: &'a ToolCallContext<'a>,
+    ) -> Result<BeforeFuture<'a>, DiError>;
+    fn after<'a>(
+        &'a self,
+        resolver: &'a Resolver<'a>,
+        call: ToolCallResultContext<'a>,
+    ) -> Result<AfterFuture<'a>, DiError>;
+}
+
+/// The `before_tool_call` of a concrete interceptor type, on a shared instance and on an owned
+/// (per-invocation) one.
+#[doc(hidden)]
+pub struct BeforeHook<I> {
+    by_ref: for<'a> fn(&'a I, &'a ToolCallContext<'a>) -> BeforeFuture<'a>,
+    owned: for<'a> fn(I, &'a ToolCallContext<'a>) -> BeforeFuture<'a>,
+}
+
+/// The `after_tool_call` of a concrete interceptor type.
+#[doc(hidden)]
+pub struct AfterHook<I> {
+    by_ref: for<'a> fn(&'a I, ToolCallResultContext<'a>) -> AfterFuture<'a>,
+    owned: for<'a> fn(I, ToolCallResultContext<'a>) -> AfterFuture<'a>,
+}
+
+/// The hooks of a concrete interceptor type, found by the macro.
+#[doc(hidden)]
+pub struct TypedInterceptor<I> {
+    /// `Some` when the interceptor has no per-invocation deps: built once, shared.
+    shared: Option<I>,
+    before: Option<BeforeHook<I>>,
+    after: Option<AfterHook<I>>,
+}
+
+impl<I: ToolInterceptor> TypedInterceptor<I> {
+    #[doc(hidden)]
+    pub fn build(
+        services: &Services,
+        before: Option<BeforeHook<I>>,
+        after: Option<AfterHook<I>>,
+    ) -> Result<Arc<dyn ErasedInterceptor>, DiError> {
+        let shared = if crate::di::any_context(I::META.deps) {
+            None
+        } else {
+            Some(I::construct(&Resolver::for_services(services))?)
+        };
+        Ok(Arc::new(Self {
+            shared,
+            before,
+            after,
+        }))
+    }
+}
+
+impl<I: ToolInterceptor> ErasedInterceptor for TypedInterceptor<I> {
+    fn meta(&self) -> &'static InterceptorMeta {
+        I::META
+    }
+    fn has_before(&self) -> bool {
+        self.before.is_some()
+    }
+    fn has_after(&self) -> bool {
+        self.after.is_some()
+    }
+    fn before<'a>(
+        &'a self,
+        resolver: &'a Resolver<'a>,
+        call: &'a ToolCallContext<'a>,
+    ) -> Result<BeforeFuture<'a>, DiError> {
+        let Some(hook) = &self.before else {
+            return Ok(BeforeFuture::from_or_box(async {
+                Ok(ToolCallDecision::Allow)
+            }));
+        };
+        Ok(match &self.shared {
+            Some(instance) => (hook.by_ref)(instance, call),
+            None => (hook.owned)(I::construct(resolver)?, call),
+        })
+    }
+    fn after<'a>(
+        &'a self,
+        resolver: &'a Resolver<'a>,
+        call: ToolCallResultContext<'a>,
+    ) -> Result<AfterFuture<'a>, DiError> {
+        let Some(hook) = &self.after else {
+            return Ok(AfterFuture::from_or_box(async move { Ok(call.output) }));
+        };
+        Ok(match &self.shared {
+            Some(instance) => (hook.by_ref)(instance, call),
+            None => (hook.owned)(I::construct(resolver)?, call),
+        })
+    }
+}
+
+/// Autoref probes the macro uses to find which hook traits a type implements.
+#[doc(hidden)]
+pub mod probe {
+    use super::*;
+    use std::marker::PhantomData;
+
+    pub struct Probe<T>(PhantomData<T>);
+    impl<T> Probe<T> {
+        #[allow(clippy::new_without_default)]
+        pub const fn new() -> Self {
+            Self(PhantomData)
+        }
+    }
+
+    fn before_hook<I: BeforeToolCall + 'static>() -> BeforeHook<I> {
+        BeforeHook {
+            by_ref: |i, call| BeforeFuture::from_or_box(i.before_tool_call(call)),
+            owned: |i, call| {
+                BeforeFuture::from_or_box(async move { i.before_tool_call(call).await })
+            },
+        }
+    }
+    fn after_hook<I: AfterToolCall + 'static>() -> AfterHook<I> {
+        AfterHook {
+            by_ref: |i, call| AfterFuture::from_or_box(i.after_tool_call(call)),
+            owned: |i, call| AfterFuture::from_or_box(async move { i.after_tool_call(call).await }),
+        }
+    }
+
+    /// Tag: the type implements `BeforeToolCall`.
+    #[derive(Clone, Copy)]
+    pub struct HasBefore;
+    /// Tag: the type does not implement `BeforeToolCall`.
+    #[derive(Clone, Copy)]
+    pub struct NoBefore;
+    /// Tag: the type implements `AfterToolCall`.
+    #[derive(Clone, Copy)]
+    pub struct HasAfter;
+    /// Tag: the type does not implement `AfterToolCall`.
+    #[derive(Clone, Copy)]
+    pub struct NoAfter;
+
+    pub trait ViaBefore {
+        fn before_tag(&self) -> HasBefore {
+            HasBefore
+        }
+    }
+    impl<I: BeforeToolCall> ViaBefore for &Probe<I> {}
+    pub trait ViaNoBefore {
+        fn before_tag(&self) -> NoBefore {
+            NoBefore
+        }
+    }
+    impl<I> ViaNoBefore for Probe<I> {}
+    pub trait ViaAfter {
+        fn after_tag(&self) -> HasAfter {
+            HasAfter
+        }
+    }
+    impl<I: AfterToolCall> ViaAfter for &Probe<I> {}
+    pub trait ViaNoAfter {
+        fn after_tag(&self) -> NoAfter {
+            NoAfter
+        }
+    }
+    impl<I> ViaNoAfter for Probe<I> {}
+
+    impl HasBefore {
+        pub fn hook<I: BeforeToolCall + 'static>(self) -> Option<BeforeHook<I>> {
+            Some(before_hook::<I>())
+        }
+    }
+    impl NoBefore {
+        pub fn hook<I>(self) -> Option<BeforeHook<I>> {
+            None
+        }
+    }
+    impl HasAfter {
+        pub fn hook<I: AfterToolCall + 'static>(self) -> Option<AfterHook<I>> {
+            Some(after_hook::<I>())
+        }
+    }
+    impl NoAfter {
+        pub fn hook<I>(self) -> Option<AfterHook<I>> {
+            None
+        }
+    }
+
+    /// `(before, after)` markers of an interceptor `I` that implements at least one hook.
+    #[diagnostic::on_unimplemented(
+        message = "[tool-interceptor.missing-handler] `{I}` implements neither `BeforeToolCall` nor `AfterToolCall`",
+        label = "this interceptor has no handler",
+        note = "implement `BeforeToolCall` (`async fn before_tool_call`), `AfterToolCall` (`async fn after_tool_call`), or both, for `{I}`"
+    )]
+    pub trait HasHandler<I> {}
+    impl<I> HasHandler<I> for (HasBefore, NoAfter) {}
+    impl<I> HasHandler<I> for (NoBefore, HasAfter) {}
+    impl<I> HasHandler<I> for (HasBefore, HasAfter) {}
+    /// Never produced: these impls only keep the compiler from inferring the missing half from
+    /// the single remaining candidate, so a type with neither hook reads our own message.
+    pub enum Unreachable {}
+    impl<I> HasHandler<I> for (NoBefore, Unreachable) {}
+    impl<I> HasHandler<I> for (Unreachable, NoAfter) {}
+
+    pub fn require_handler<I, B, A>(_before: B, _after: A)
+    where
+        (B, A): HasHandler<I>,
+    {
+    }
+}

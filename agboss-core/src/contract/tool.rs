@@ -1,0 +1,141 @@
+//! Tools: the [`ToolHandler`] a user implements, the [`Tool`] registration `#[tool]` generates,
+//! and the erased call contract ([`ErasedToolSlot`]) the pipeline implements for every tool type.
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::chain::Chain;
+use super::interceptor::InterceptorMeta;
+use super::outcome::{CallOutcome, Rendered};
+use super::pii_policy::PiiPolicyMeta;
+use crate::di::{CallId, DepMeta, DiError, Resolver, Services, TenantContext};
+use crate::dto::Dto;
+use crate::error::ToolError;
+
+/// The body of a tool: `run(input) -> output`. Write it with `async fn`.
+///
+/// ```
+/// use agboss_core::{tool, ToolError, ToolHandler};
+/// use agboss_core::dto::Dto;
+///
+/// #[derive(Dto, Debug, Clone, PartialEq)]
+/// pub struct EchoInputDto {
+///     #[text(prompt = "Text to echo")]
+///     pub text: String,
+/// }
+///
+/// #[tool(name = "echo-tool", description = "Echoes its input", input = EchoInputDto, output = EchoInputDto)]
+/// pub struct EchoTool;
+///
+/// impl ToolHandler<EchoInputDto, EchoInputDto> for EchoTool {
+///     async fn run(&self, input: EchoInputDto) -> Result<EchoInputDto, ToolError> {
+///         Ok(input)
+///     }
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "[tool.missing-handler] `{Self}` does not implement `ToolHandler<{I}, {O}>`",
+    label = "this tool has no `run`",
+    note = "add `impl ToolHandler<{I}, {O}> for {Self} {{ async fn run(&self, input: {I}) -> Result<{O}, ToolError> {{ .. }} }}`"
+)]
+pub trait ToolHandler<I, O>: Send + Sync {
+    /// Runs the tool on a validated input.
+    fn run(&self, input: I) -> impl Future<Output = Result<O, ToolError>> + Send;
+}
+
+/// Registration data of a `#[tool]`.
+pub struct ToolMeta {
+    /// Unique kebab-case name ending in `-tool`.
+    pub name: &'static str,
+    /// What the tool does (the model reads it).
+    pub description: &'static str,
+    /// The struct's type name.
+    pub type_name: &'static str,
+    /// The struct's `TypeId`.
+    pub type_id: fn() -> TypeId,
+    /// The input DTO's JSON Schema.
+    pub input_schema: fn() -> Value,
+    /// The output DTO's JSON Schema.
+    pub output_schema: fn() -> Value,
+    /// Upper bound, in bytes, of the serialized result the model sees.
+    pub max_result_size: Option<usize>,
+    /// Time limit of the tool's `run`, in milliseconds (interceptors have their own bound).
+    pub timeout_ms: Option<u64>,
+    /// Interceptors attached at the tool.
+    pub tool_interceptors: &'static [&'static InterceptorMeta],
+    /// Inherited interceptors removed at the tool.
+    pub exclude_tool_interceptors: &'static [&'static InterceptorMeta],
+    /// PII policies attached at the tool.
+    pub pii_policies: &'static [&'static PiiPolicyMeta],
+    /// The tool's dependencies.
+    pub deps: &'static [DepMeta],
+    #[doc(hidden)]
+    pub erased: fn() -> &'static dyn ErasedToolType,
+}
+
+impl fmt::Debug for ToolMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolMeta")
+            .field("name", &self.name)
+            .field("type_name", &self.type_name)
+            .finish()
+    }
+}
+
+/// Implemented by `#[tool]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool [tool.not-a-tool]",
+    label = "expected a `#[tool]` struct",
+    note = "only structs annotated with `#[tool(...)]` can be used here"
+)]
+pub trait Tool: ToolHandler<Self::Input, Self::Output> + Sized + Send + Sync + 'static {
+    /// The input DTO (`Clone`, so that after-hooks can still read the input the tool consumed).
+    type Input: Dto + Clone;
+    /// The output DTO.
+    type Output: Dto;
+    /// Registration data.
+    const META: &'static ToolMeta;
+    /// Builds the tool from its dependencies.
+    fn construct(resolver: &Resolver<'_>) -> Result<Self, DiError>;
+}
+
+/// The per-call inputs of the pipeline besides the tool input.
+#[doc(hidden)]
+pub struct CallEnv<'a> {
+    /// The app's services.
+    pub services: &'a Services,
+    /// The tenant of the call.
+    pub tenant: Option<&'a TenantContext>,
+    /// The call id.
+    pub call_id: CallId,
+    /// Bounds the tool's `run` (on top of its own `timeout_ms`).
+    pub run_timeout: Option<std::time::Duration>,
+}
+
+/// Builds the slot of one tool type (referenced from [`ToolMeta::erased`]; implemented by the
+/// pipeline for every `T: Tool`).
+#[doc(hidden)]
+pub trait ErasedToolType: Send + Sync {
+    /// Builds the tool's slot against the app's services.
+    fn build_slot(&self, services: &Services) -> Result<Arc<dyn ErasedToolSlot>, DiError>;
+}
+
+/// A built tool behind `dyn`, callable with JSON text: the call contract every by-name path
+/// (agent loops, callbacks, workflow steps) goes through.
+#[doc(hidden)]
+pub trait ErasedToolSlot: Send + Sync {
+    /// The slot as `Any` (typed handles downcast it).
+    fn as_any(&self) -> &dyn Any;
+    /// One guarded call with JSON text arguments.
+    fn call_json<'a>(
+        &'a self,
+        chain: &'a Chain,
+        env: CallEnv<'a>,
+        args: &'a str,
+        max_result_size: Option<usize>,
+    ) -> BoxFuture<'a, CallOutcome<Rendered>>;
+}

@@ -1,0 +1,286 @@
+//! The tool loop of an agent: model turns, each turn's tool calls run concurrently through the
+//! agent's callback stack, every outcome read by the one observation policy
+//! ([`crate::pipeline::observe`]).
+use futures::StreamExt as _;
+
+use super::events::{RunEvent, StepKind, StepOutcome};
+use super::run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, Engine, RunError, Stats};
+use crate::callback::{BoundToolCallback, SharedToolCallback, ToolInvocation};
+use crate::cascade::ResolvedAgent;
+use crate::contract::agent::ToolErrorPolicy;
+use crate::contract::outcome::{CallOutcome, FailureKind};
+use crate::error::{StepFailedError, ToolCallError};
+use crate::model::{Message, ModelRequest, ToolCallRequest};
+use crate::pipeline::observe::{Observation, Reader, observe};
+
+impl Engine {
+    /// Runs an agent's tool loop to its final answer.
+    pub(crate) async fn run_agent(
+        &self,
+        agent: &ResolvedAgent,
+        input: String,
+        stats: &mut Stats,
+    ) -> Result<String, RunError> {
+        let name = agent.meta.name;
+        self.emit(|| RunEvent::StepStarted {
+            step: name.to_string(),
+            kind: StepKind::Agent,
+            input: input.clone(),
+        });
+        let result = self.agent_loop(agent, input, stats).await;
+        self.emit(|| RunEvent::StepFinished {
+            step: name.to_string(),
+            kind: StepKind::Agent,
+            outcome: match &result {
+                Ok(_) => StepOutcome::Succeeded,
+                Err(e) => StepOutcome::Failed {
+                    error: e.to_string(),
+                },
+            },
+        });
+        result
+    }
+
+    async fn agent_loop(
+        &self,
+        agent: &ResolvedAgent,
+        input: String,
+        stats: &mut Stats,
+    ) -> Result<String, RunError> {
+        let meta = agent.meta;
+        let model = self
+            .rt
+            .model_for(meta.name)
+            .cloned()
+            .ok_or_else(|| RunError::NoModel {
+                step: meta.name.to_string(),
+            })?;
+        // The agent's tools, decorated once for the whole run (see `crate::callback::stack`).
+        let base = agent.tools.iter().map(BoundToolCallback::shared).collect();
+        let callbacks = self.callbacks(Some(meta.name), &agent.scopes, base);
+        let mut req =
+            ModelRequest::default().with_tools(callbacks.iter().map(|c| c.definition().clone()));
+        if !meta.instructions.is_empty() {
+            req.messages.push(Message::system(meta.instructions));
+        }
+        req.messages.push(Message::user(input));
+        let max_turns = self
+            .ctx
+            .max_turns
+            .or(meta.max_turns)
+            .unwrap_or(DEFAULT_MAX_TURNS);
+        let parallel = self
+            .ctx
+            .max_parallel
+            .or(meta.max_parallel_tool_calls)
+            .unwrap_or(DEFAULT_MAX_PARALLEL_TOOL_CALLS)
+            .max(1);
+        for _ in 0..max_turns {
+            let response = self.call_model(meta.name, &model, &req, stats).await?;
+            let message = response.message;
+            if message.tool_calls.is_empty() {
+                let text = message.content.unwrap_or_default();
+                self.emit(|| RunEvent::FinalAnswer {
+                    step: meta.name.to_string(),
+                    text: text.clone(),
+                });
+                return Ok(text);
+            }
+            let calls = message.tool_calls.clone();
+            req.messages.push(Message::Assistant(message));
+            stats.tool_calls += u32::try_from(calls.len()).unwrap_or(u32::MAX);
+            for call in &calls {
+                self.emit(|| RunEvent::ToolCallRequested {
+                    step: meta.name.to_string(),
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                });
+            }
+            let observations = self
+                .run_calls(meta.name, meta.tool_errors, &callbacks, &calls, parallel)
+                .await?;
+            for (call, obs) in calls.iter().zip(observations) {
+                req.messages.push(Message::Tool {
+                    call_id: call.id.clone(),
+                    content: obs.content,
+                    is_error: obs.is_error,
+                });
+            }
+        }
+        Err(RunError::MaxTurnsExceeded {
+            agent: meta.name.to_string(),
+            max_turns,
+        })
+    }
+
+    /// Runs one turn's calls, at most `parallel` at once; observations in the model's order. The
+    /// first call that fails the step drops the others still in flight.
+    async fn run_calls(
+        &self,
+        step: &str,
+        policy: ToolErrorPolicy,
+        callbacks: &[SharedToolCallback],
+        calls: &[ToolCallRequest],
+        parallel: usize,
+    ) -> Result<Vec<Observation>, RunError> {
+        let mut slots: Vec<Option<Observation>> = calls.iter().map(|_| None).collect();
+        // Collected first: a lazy iterator of borrowing closures trips the `Send` check of the
+        // boxed stream future (higher-ranked lifetime inference).
+        let mut calls_futures = Vec::with_capacity(calls.len());
+        for (i, call) in calls.iter().enumerate() {
+            calls_futures
+                .push(async move { (i, self.run_one(step, policy, callbacks, call).await) });
+        }
+        let mut pending = futures::stream::iter(calls_futures).buffer_unordered(parallel);
+        loop {
+            let next = match self.or_cancel(pending.next()).await {
+                Ok(next) => next,
+                Err(cancelled) => {
+                    drop(pending);
+                    self.emit_cancelled(step, calls, &slots, None);
+                    return Err(cancelled);
+                }
+            };
+            match next {
+                None => break,
+                Some((i, Ok(obs))) => slots[i] = Some(obs),
+                Some((i, Err(err))) => {
+                    // Dropping the stream drops (cancels) every sibling still running or queued.
+                    drop(pending);
+                    self.emit_cancelled(step, calls, &slots, Some(i));
+                    return Err(err);
+                }
+            }
+        }
+        Ok(slots
+            .into_iter()
+            .map(|s| s.expect("every call of the turn finished"))
+            .collect())
+    }
+
+    fn emit_cancelled(
+        &self,
+        step: &str,
+        calls: &[ToolCallRequest],
+        slots: &[Option<Observation>],
+        failed: Option<usize>,
+    ) {
+        for (j, call) in calls.iter().enumerate() {
+            if slots[j].is_none() && Some(j) != failed {
+                tracing::debug!(step, call_id = %call.id, tool = %call.name, "tool call cancelled");
+                self.emit(|| RunEvent::ToolCallCancelled {
+                    step: step.to_string(),
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                });
+            }
+        }
+    }
+
+    /// One call: its observation, or the error that fails the step.
+    async fn run_one(
+        &self,
+        step: &str,
+        policy: ToolErrorPolicy,
+        callbacks: &[SharedToolCallback],
+        call: &ToolCallRequest,
+    ) -> Result<Observation, RunError> {
+        let policy = self
+            .ctx
+            .tool_errors
+            .get(call.name.as_str())
+            .copied()
+            .unwrap_or(policy);
+        let Some(callback) = callbacks.iter().find(|c| c.definition().name == call.name) else {
+            let known: Vec<&str> = callbacks
+                .iter()
+                .map(|c| c.definition().name.as_str())
+                .collect();
+            let reason = if known.is_empty() {
+                format!("Unknown tool `{}`: no tools are available.", call.name)
+            } else {
+                format!(
+                    "Unknown tool `{}`. The tools you can call are: {}.",
+                    call.name,
+                    known.join(", ")
+                )
+            };
+            let mut outcome = CallOutcome::failed(
+                FailureKind::Rejected,
+                ToolCallError::NotInApp {
+                    tool_name: call.name.clone(),
+                },
+            );
+            if let CallOutcome::Failed(failure) = &mut outcome {
+                failure.set_report(reason);
+            }
+            return self.observed(step, call, outcome, policy, &|t| t.into());
+        };
+        // An empty argument text is an empty object; anything else goes to the input DTO as is
+        // (text that is not JSON is one of its errors).
+        let arguments = if call.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            call.arguments.as_str()
+        };
+        let invocation =
+            ToolInvocation::new(&call.id, arguments).with_tenant(self.ctx.tenant.as_ref());
+        let outcome = callback.call(invocation).await;
+        self.observed(step, call, outcome, policy, &|t| callback.mask_for_model(t))
+    }
+
+    /// Reads an outcome with the observation policy and reports it as events.
+    fn observed(
+        &self,
+        step: &str,
+        call: &ToolCallRequest,
+        outcome: CallOutcome,
+        policy: ToolErrorPolicy,
+        mask: &dyn Fn(&str) -> std::borrow::Cow<'_, str>,
+    ) -> Result<Observation, RunError> {
+        let observed = observe(&call.name, &call.id, outcome, Reader::Model(policy), mask);
+        match &observed.verdict {
+            Ok(obs) if obs.is_error => {
+                tracing::debug!(step, call_id = %call.id, tool = %call.name, decision = ?observed.decision, "tool call refused or failed; reported to the model")
+            }
+            Ok(_) => {}
+            Err(err) if err.is_guard_failure() => {
+                tracing::error!(step, call_id = %call.id, tool = %call.name, error = %err, "tool call guard failed or blocked: the step fails")
+            }
+            Err(err) => {
+                tracing::warn!(step, call_id = %call.id, tool = %call.name, error = %err, "tool call failed: the step fails")
+            }
+        }
+        let decision = observed.decision;
+        self.emit(|| RunEvent::ToolCallDecision {
+            step: step.to_string(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            decision,
+        });
+        if let Some(error) = observed.tool_error {
+            tracing::warn!(step, call_id = %call.id, tool = %call.name, %error, ?policy, "tool failed");
+            self.emit(|| RunEvent::ToolError {
+                step: step.to_string(),
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                error,
+            });
+        }
+        match observed.verdict {
+            Ok(obs) => {
+                self.emit(|| RunEvent::ToolResult {
+                    step: step.to_string(),
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    content: obs.content.clone(),
+                    is_error: obs.is_error,
+                    truncated: obs.truncated,
+                });
+                Ok(obs)
+            }
+            Err(err) => Err(StepFailedError::from_tool_call(step, err).into()),
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! What a run is given: [`RunContext`] (tenant, run id, cancellation, limits, callback
+//! wrapping), its [`CancelToken`], and the [`Target`] to run.
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use super::workflow::{Flow, WorkflowFlow};
+use crate::callback::SharedToolCallback;
+use crate::callback::stack::{CallbackWrapper, RunLayers};
+use crate::contract::agent::{Agent, Router, ToolErrorPolicy};
+use crate::contract::scope::ScopeRef;
+use crate::contract::workflow::Workflow;
+use crate::di::TenantContext;
+
+/// A cancellation handle shared by a run and whoever may stop it. Cloning shares it.
+#[derive(Clone, Default)]
+pub struct CancelToken {
+    inner: Arc<CancelInner>,
+}
+
+#[derive(Default)]
+struct CancelInner {
+    cancelled: AtomicBool,
+    notify: Notify,
+}
+
+impl fmt::Debug for CancelToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CancelToken")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
+impl CancelToken {
+    /// A token not cancelled yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Cancels every run holding this token: model calls and tool calls in flight are dropped and
+    /// the run ends with [`RunError::Cancelled`].
+    pub fn cancel(&self) {
+        self.inner.cancelled.store(true, Ordering::SeqCst);
+        self.inner.notify.notify_waiters();
+    }
+    /// Whether [`CancelToken::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancelled.load(Ordering::SeqCst)
+    }
+    /// Resolves once the token is cancelled.
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.inner.notify.notified();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// The per-run settings: tenant, run id, cancellation, limits, callback wrapping.
+///
+/// ```
+/// use agboss_core::engine::RunContext;
+/// let ctx = RunContext::new().tenant("acme").run_id("run-42").max_turns(5);
+/// assert_eq!(ctx.tenant_id(), Some("acme"));
+/// ```
+#[derive(Clone, Default)]
+pub struct RunContext {
+    pub(crate) tenant: Option<TenantContext>,
+    pub(crate) run_id: Option<String>,
+    pub(crate) cancel: CancelToken,
+    pub(crate) layers: RunLayers,
+    pub(crate) max_turns: Option<u32>,
+    pub(crate) max_parallel: Option<usize>,
+    pub(crate) tool_errors: HashMap<String, ToolErrorPolicy>,
+}
+
+impl fmt::Debug for RunContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunContext")
+            .field("tenant", &self.tenant)
+            .field("run_id", &self.run_id)
+            .field("cancel", &self.cancel)
+            .field("layers", &self.layers)
+            .field("max_turns", &self.max_turns)
+            .field("max_parallel", &self.max_parallel)
+            .field("tool_errors", &self.tool_errors)
+            .finish()
+    }
+}
+
+impl RunContext {
+    /// A context without tenant, with a generated run id.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Runs for a tenant (what `TenantContext` deps of tools and interceptors receive).
+    pub fn tenant(mut self, tenant: impl Into<TenantContext>) -> Self {
+        self.tenant = Some(tenant.into());
+        self
+    }
+    /// The tenant's id, if any.
+    pub fn tenant_id(&self) -> Option<&str> {
+        self.tenant.as_ref().map(TenantContext::tenant_id)
+    }
+    /// Sets the run id (generated otherwise).
+    pub fn run_id(mut self, run_id: impl Into<String>) -> Self {
+        self.run_id = Some(run_id.into());
+        self
+    }
+    /// Uses this cancellation token (keep a clone to cancel the run).
+    pub fn cancel_token(mut self, token: CancelToken) -> Self {
+        self.cancel = token;
+        self
+    }
+    /// The run's cancellation token.
+    pub fn token(&self) -> &CancelToken {
+        &self.cancel
+    }
+    /// Overrides every agent's `max_turns` for this run.
+    pub fn max_turns(mut self, turns: u32) -> Self {
+        self.max_turns = Some(turns.max(1));
+        self
+    }
+    /// Overrides every agent's `max_parallel_tool_calls` for this run.
+    pub fn max_parallel_tool_calls(mut self, n: usize) -> Self {
+        self.max_parallel = Some(n.max(1));
+        self
+    }
+    /// Sets what a tool's own error does for one tool (by name), overriding its agent's policy.
+    pub fn tool_error_policy(mut self, tool: impl Into<String>, policy: ToolErrorPolicy) -> Self {
+        self.tool_errors.insert(tool.into(), policy);
+        self
+    }
+    /// Bounds the tool's own work (`run`) of every tool call of the run, on top of each tool's
+    /// own `timeout_ms`. A `run` that goes past it fails with `ToolCallError::Timeout`, a tool
+    /// error. Interceptors are not bounded by it: they have their own limit
+    /// (`#[tool_interceptor(timeout_ms = ..)]`, [`AppBuilder::interceptor_timeout`](crate::AppBuilder::interceptor_timeout)),
+    /// and one that runs past it fails the step.
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.layers.tool_timeout = Some(timeout);
+        self
+    }
+    /// Transforms the tool callbacks of every agent (and of every workflow tool step) before the
+    /// run uses them: the place to decorate tools, e.g. with listeners
+    /// (`|scopes, callbacks| listeners.wrap_all(callbacks)`). `scopes` is the path of the agent
+    /// (application, workflow?, agent), or of the workflow for a workflow tool step. The loop
+    /// calls tools only through these callbacks.
+    pub fn wrap_callbacks(
+        mut self,
+        wrap: impl Fn(&[ScopeRef], Vec<SharedToolCallback>) -> Vec<SharedToolCallback>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        let wrap: CallbackWrapper = match self.layers.wrap.take() {
+            // Composes with an earlier wrapper: the earlier one is applied first (innermost).
+            Some(previous) => Arc::new(move |scopes, cbs| wrap(scopes, previous(scopes, cbs))),
+            None => Arc::new(wrap),
+        };
+        self.layers.wrap = Some(wrap);
+        self
+    }
+}
+
+/// What to run: an agent, a router or a workflow.
+#[derive(Clone)]
+pub struct Target(pub(crate) TargetKind);
+
+#[derive(Clone)]
+pub(crate) enum TargetKind {
+    Agent(String),
+    Router(String),
+    Workflow { name: String, flow: Arc<Flow> },
+    WorkflowDefault(String),
+    Named(String),
+}
+
+impl fmt::Debug for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Target({})", self.name())
+    }
+}
+
+impl Target {
+    /// Agent `A` (its path directly under the application if it has one).
+    pub fn agent<A: Agent>() -> Self {
+        Self(TargetKind::Agent(A::META.name.to_string()))
+    }
+    /// Router `R`.
+    pub fn router<R: Router>() -> Self {
+        Self(TargetKind::Router(R::META.name.to_string()))
+    }
+    /// Workflow `W` with its flow ([`WorkflowFlow::flow`]).
+    pub fn workflow<W: WorkflowFlow>() -> Self {
+        Self(TargetKind::Workflow {
+            name: W::META.name.to_string(),
+            flow: Arc::new(W::flow()),
+        })
+    }
+    /// Workflow `W` with an explicit flow.
+    pub fn workflow_with<W: Workflow>(flow: Flow) -> Self {
+        Self(TargetKind::Workflow {
+            name: W::META.name.to_string(),
+            flow: Arc::new(flow),
+        })
+    }
+    /// An agent by name.
+    pub fn agent_named(name: impl Into<String>) -> Self {
+        Self(TargetKind::Agent(name.into()))
+    }
+    /// A router by name.
+    pub fn router_named(name: impl Into<String>) -> Self {
+        Self(TargetKind::Router(name.into()))
+    }
+    /// A workflow by name, run with its default flow: its agents, then its routers, in
+    /// declaration order, each one's output the next one's input.
+    pub fn workflow_named(name: impl Into<String>) -> Self {
+        Self(TargetKind::WorkflowDefault(name.into()))
+    }
+    /// Any agent, router or workflow by name (looked up in that order).
+    pub fn named(name: impl Into<String>) -> Self {
+        Self(TargetKind::Named(name.into()))
+    }
+    /// The target's name.
+    pub fn name(&self) -> &str {
+        match &self.0 {
+            TargetKind::Agent(n)
+            | TargetKind::Router(n)
+            | TargetKind::WorkflowDefault(n)
+            | TargetKind::Named(n)
+            | TargetKind::Workflow { name: n, .. } => n,
+        }
+    }
+}
+
+impl From<&str> for Target {
+    fn from(name: &str) -> Self {
+        Self::named(name)
+    }
+}

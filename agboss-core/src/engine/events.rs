@@ -1,0 +1,195 @@
+//! [`RunEvent`]: what a run reports while it happens (`app.stream(..)`).
+//!
+//! Events of one run come in this order for an agent step:
+//! `StepStarted` → per model turn: `TextDelta`* → `Usage`? → `ToolCallRequested`* (model order)
+//! → per call `ToolCallDecision` → (`ToolResult` | `ToolError` | `ToolCallCancelled`) → … →
+//! `FinalAnswer` → `StepFinished`. A stream then ends with `Completed` (or the run's error).
+use std::fmt;
+
+pub use crate::contract::outcome::CallDecision;
+use crate::model::Usage;
+
+use super::run::RunOutput;
+
+/// The kind of a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StepKind {
+    /// An agent's tool loop.
+    Agent,
+    /// A router choosing a route (the chosen agent is a step of its own).
+    Router,
+    /// A workflow tool step.
+    Tool,
+    /// A workflow's `.map(..)` step.
+    Map,
+    /// A whole workflow.
+    Workflow,
+}
+
+impl fmt::Display for StepKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Agent => "agent",
+            Self::Router => "router",
+            Self::Tool => "tool",
+            Self::Map => "map",
+            Self::Workflow => "workflow",
+        })
+    }
+}
+
+/// Why a router picked its route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RouteReason {
+    /// The model named this route.
+    ModelChoice {
+        /// The model's raw answer.
+        answer: String,
+    },
+    /// The model's answer was unusable (or the model failed): the deterministic fallback.
+    Fallback {
+        /// Why the answer was not used.
+        why: String,
+    },
+}
+
+/// How a step ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StepOutcome {
+    /// It produced an output.
+    Succeeded,
+    /// It failed; the error follows as the run's error or is handled by `on_error`.
+    Failed {
+        /// The error, rendered.
+        error: String,
+    },
+    /// It failed and an `on_error` handler recovered.
+    Recovered {
+        /// The error, rendered.
+        error: String,
+    },
+}
+
+/// One event of a run. Every event but `RunStarted`/`Completed` names its `step`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum RunEvent {
+    /// The run began.
+    RunStarted {
+        /// The run id.
+        run_id: String,
+        /// The target's name.
+        target: String,
+    },
+    /// A step began.
+    StepStarted {
+        /// Agent, router, tool, map or workflow name.
+        step: String,
+        /// Its kind.
+        kind: StepKind,
+        /// Its input.
+        input: String,
+    },
+    /// A piece of model text, as it streams.
+    TextDelta {
+        /// The agent or router.
+        step: String,
+        /// The text.
+        delta: String,
+    },
+    /// Token accounting of one model call.
+    Usage {
+        /// The agent or router.
+        step: String,
+        /// This call's usage.
+        usage: Usage,
+    },
+    /// The model asked for a tool call (emitted for every call of a turn, in the model's order,
+    /// before any runs).
+    ToolCallRequested {
+        /// The agent.
+        step: String,
+        /// The model's call id.
+        call_id: String,
+        /// The tool name the model used.
+        tool: String,
+        /// The raw JSON arguments.
+        arguments: String,
+    },
+    /// What the guard decided about a call.
+    ToolCallDecision {
+        /// The agent (or workflow tool step).
+        step: String,
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// The decision.
+        decision: CallDecision,
+    },
+    /// A call's observation, as the model reads it.
+    ToolResult {
+        /// The agent.
+        step: String,
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// The observation.
+        content: String,
+        /// Whether it reports an error or refusal.
+        is_error: bool,
+        /// Whether `max_result_size` cut it.
+        truncated: bool,
+    },
+    /// A tool's own failure, in full (the model only gets a safe summary).
+    ToolError {
+        /// The agent.
+        step: String,
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// The full error.
+        error: String,
+    },
+    /// A call still in flight when a sibling blocked (or the run was cancelled); it was dropped.
+    ToolCallCancelled {
+        /// The agent.
+        step: String,
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        tool: String,
+    },
+    /// A router chose a route.
+    RouteChosen {
+        /// The router.
+        router: String,
+        /// The chosen agent.
+        route: String,
+        /// Why.
+        reason: RouteReason,
+    },
+    /// An agent produced its final answer (a turn without tool calls).
+    FinalAnswer {
+        /// The agent.
+        step: String,
+        /// The answer.
+        text: String,
+    },
+    /// A step ended.
+    StepFinished {
+        /// The step.
+        step: String,
+        /// Its kind.
+        kind: StepKind,
+        /// How it ended.
+        outcome: StepOutcome,
+    },
+    /// The last event of a successful stream: the same output `execute` returns.
+    Completed(RunOutput),
+}

@@ -1,0 +1,467 @@
+//! Workflow flows: a workflow's agents, routers and tools as steps run in order (the output of
+//! one is the input of the next), with `on_error` handlers that catch a [`StepFailedError`] (so a
+//! [`ToolBlockedError`](crate::ToolBlockedError) too) and recover or re-raise.
+//!
+//! Every step runs under the workflow's scope in the cascade: agents and routers on their
+//! application → workflow → agent paths, tool steps on application → workflow → tool.
+//!
+//! ```
+//! use agboss_core::engine::workflow::{Flow, Recovery};
+//! # use agboss_core::{agent, tool, workflow, ToolHandler, ToolError};
+//! # use agboss_core::dto::Dto;
+//! # #[derive(Dto, Debug, Clone, PartialEq)]
+//! # pub struct TicketDto { #[text(prompt = "Ticket")] pub ticket: String }
+//! # #[tool(name = "file-ticket-tool", description = "Files", input = TicketDto, output = TicketDto)]
+//! # pub struct FileTicketTool;
+//! # impl ToolHandler<TicketDto, TicketDto> for FileTicketTool {
+//! #     async fn run(&self, input: TicketDto) -> Result<TicketDto, ToolError> { Ok(input) }
+//! # }
+//! # #[agent(name = "triage-agent", description = "Triage")]
+//! # pub struct TriageAgent;
+//! # #[workflow(name = "desk-workflow", description = "Desk", agents = [TriageAgent], tools = [FileTicketTool])]
+//! # pub struct DeskWorkflow;
+//! let flow = Flow::new()
+//!     .agent::<TriageAgent>()
+//!     .on_error(|err, ctx| match err.as_blocked() {
+//!         Some(_) => Ok(Recovery::Output(format!("escalated: {}", ctx.input))),
+//!         None => Err(err),
+//!     })
+//!     .map("to-ticket", |text| Ok(serde_json::json!({ "ticket": text }).to_string()))
+//!     .tool::<FileTicketTool>();
+//! assert_eq!(flow.step_names(), ["triage-agent", "to-ticket", "file-ticket-tool"]);
+//! ```
+use std::fmt;
+use std::sync::Arc;
+
+use super::events::{RunEvent, StepKind, StepOutcome};
+use super::run::{Engine, RunError, Stats};
+use crate::callback::{BoundToolCallback, ToolInvocation};
+use crate::cascade::ResolvedWorkflow;
+use crate::contract::agent::{Agent, Router};
+use crate::contract::scope::{ScopeKind, ScopeRef};
+use crate::contract::tool::Tool;
+use crate::contract::workflow::Workflow;
+use crate::di::CallId;
+use crate::error::StepFailedError;
+use crate::pipeline::observe::{Reader, observe};
+
+/// Implemented by a `#[workflow]` struct to give its flow; run it with
+/// `app.execute(Target::workflow::<W>(), input, ctx)`.
+pub trait WorkflowFlow: Workflow {
+    /// The steps and their error handlers.
+    fn flow() -> Flow;
+}
+
+/// What an `on_error` handler does with a failed step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Recovery {
+    /// Use this text as the failed step's output and go on.
+    Output(String),
+    /// Go on with the failed step's input as its output.
+    Skip,
+    /// End the workflow now with this final answer.
+    Finish(String),
+}
+
+/// What an `on_error` handler knows about the failure.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct FlowContext<'a> {
+    /// The workflow.
+    pub workflow: &'static str,
+    /// The failed step's name.
+    pub step: &'a str,
+    /// Its index in the flow.
+    pub index: usize,
+    /// Its input.
+    pub input: &'a str,
+    /// The run's tenant, if any.
+    pub tenant_id: Option<&'a str>,
+}
+
+/// An `on_error` handler: recover (`Ok`) or re-raise (`Err`, usually the error it got).
+pub type ErrorHandler = Arc<
+    dyn Fn(StepFailedError, &FlowContext<'_>) -> Result<Recovery, StepFailedError> + Send + Sync,
+>;
+
+/// A `.map(..)` step's function.
+pub type MapFn = Arc<dyn Fn(String) -> Result<String, StepFailedError> + Send + Sync>;
+
+#[derive(Clone)]
+enum StepSpec {
+    Agent(&'static str),
+    Router(&'static str),
+    Tool(&'static str),
+    Map { name: String, f: MapFn },
+}
+
+impl StepSpec {
+    fn name(&self) -> &str {
+        match self {
+            Self::Agent(n) | Self::Router(n) | Self::Tool(n) => n,
+            Self::Map { name, .. } => name,
+        }
+    }
+}
+
+#[derive(Clone)]
+struct FlowStep {
+    spec: StepSpec,
+    on_error: Option<ErrorHandler>,
+}
+
+/// The steps of a workflow run, in order.
+#[derive(Clone, Default)]
+#[must_use = "a Flow does nothing until run with `app.execute(Target::workflow::<W>(), ..)`"]
+pub struct Flow {
+    steps: Vec<FlowStep>,
+    on_any_error: Option<ErrorHandler>,
+}
+
+impl fmt::Debug for Flow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Flow")
+            .field("steps", &self.step_names())
+            .finish()
+    }
+}
+
+impl Flow {
+    /// An empty flow (it returns its input).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn push(mut self, spec: StepSpec) -> Self {
+        self.steps.push(FlowStep {
+            spec,
+            on_error: None,
+        });
+        self
+    }
+
+    /// Runs agent `A` (on its path under the workflow) on the previous output.
+    pub fn agent<A: Agent>(self) -> Self {
+        self.push(StepSpec::Agent(A::META.name))
+    }
+    /// Runs router `R` (under the workflow) on the previous output.
+    pub fn router<R: Router>(self) -> Self {
+        self.push(StepSpec::Router(R::META.name))
+    }
+    /// Calls tool `T` (one of the workflow's `tools`, through its application → workflow → tool
+    /// chain) with the previous output as JSON arguments; its serialized output is the next
+    /// input. A `reply_to_model` fails the step with a `ToolBlockedError` here, since no model
+    /// reads it.
+    pub fn tool<T: Tool>(self) -> Self {
+        self.push(StepSpec::Tool(T::META.name))
+    }
+    /// A plain transformation of the previous output (e.g. text into a tool's JSON arguments).
+    pub fn map(
+        self,
+        name: impl Into<String>,
+        f: impl Fn(String) -> Result<String, StepFailedError> + Send + Sync + 'static,
+    ) -> Self {
+        self.push(StepSpec::Map {
+            name: name.into(),
+            f: Arc::new(f),
+        })
+    }
+    /// Handles a failure of the step just added (any failure: a block, a failing guard, a tool
+    /// error under `FailStep`, a model error or `max_turns`, the last two as
+    /// `StepFailedError::Other`). Called before any handler is added, it handles every step, like
+    /// [`Flow::on_any_error`].
+    pub fn on_error(
+        mut self,
+        handler: impl Fn(StepFailedError, &FlowContext<'_>) -> Result<Recovery, StepFailedError>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        let handler: ErrorHandler = Arc::new(handler);
+        match self.steps.last_mut() {
+            Some(step) => step.on_error = Some(handler),
+            None => self.on_any_error = Some(handler),
+        }
+        self
+    }
+    /// Handles a failure of any step that its own handler did not recover (or that has none).
+    pub fn on_any_error(
+        mut self,
+        handler: impl Fn(StepFailedError, &FlowContext<'_>) -> Result<Recovery, StepFailedError>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.on_any_error = Some(Arc::new(handler));
+        self
+    }
+    /// The steps' names, in order.
+    pub fn step_names(&self) -> Vec<&str> {
+        self.steps.iter().map(|s| s.spec.name()).collect()
+    }
+
+    /// The default flow of a workflow: its agents, then its routers, in declaration order.
+    pub fn default_for(workflow: &ResolvedWorkflow) -> Self {
+        let mut flow = Self::new();
+        for a in workflow.meta.agents {
+            flow = flow.push(StepSpec::Agent(a.name));
+        }
+        for r in workflow.meta.routers {
+            flow = flow.push(StepSpec::Router(r.name));
+        }
+        flow
+    }
+
+    /// Checks that every step belongs to `workflow`.
+    fn check(&self, workflow: &ResolvedWorkflow) -> Result<(), RunError> {
+        for step in &self.steps {
+            let (kind, ok) = match &step.spec {
+                StepSpec::Agent(n) => ("agent", workflow.agents.iter().any(|a| a.meta.name == *n)),
+                StepSpec::Router(n) => {
+                    ("router", workflow.routers.iter().any(|r| r.meta.name == *n))
+                }
+                StepSpec::Tool(n) => ("tool", workflow.tools.iter().any(|t| t.meta().name == *n)),
+                StepSpec::Map { .. } => ("map", true),
+            };
+            if !ok {
+                return Err(RunError::UnknownTarget {
+                    kind: format!("{kind} in workflow `{}`", workflow.meta.name),
+                    name: step.spec.name().to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Makes a run error of a step catchable by `on_error`, or says it is not (cancellation, unknown
+/// steps).
+fn catchable(step: &str, err: RunError) -> Result<StepFailedError, RunError> {
+    match err {
+        RunError::Step(e) => Ok(e),
+        RunError::Cancelled | RunError::UnknownTarget { .. } => Err(err),
+        other => Ok(StepFailedError::Other {
+            step: step.to_string(),
+            message: other.to_string(),
+        }),
+    }
+}
+
+impl Engine {
+    pub(crate) async fn run_workflow(
+        &self,
+        workflow: &ResolvedWorkflow,
+        flow: &Flow,
+        input: String,
+        stats: &mut Stats,
+    ) -> Result<String, RunError> {
+        let name = workflow.meta.name;
+        flow.check(workflow)?;
+        self.emit(|| RunEvent::StepStarted {
+            step: name.to_string(),
+            kind: StepKind::Workflow,
+            input: input.clone(),
+        });
+        let result = self.flow_steps(workflow, flow, input, stats).await;
+        self.emit(|| RunEvent::StepFinished {
+            step: name.to_string(),
+            kind: StepKind::Workflow,
+            outcome: match &result {
+                Ok(_) => StepOutcome::Succeeded,
+                Err(e) => StepOutcome::Failed {
+                    error: e.to_string(),
+                },
+            },
+        });
+        result
+    }
+
+    async fn flow_steps(
+        &self,
+        workflow: &ResolvedWorkflow,
+        flow: &Flow,
+        mut current: String,
+        stats: &mut Stats,
+    ) -> Result<String, RunError> {
+        for (index, step) in flow.steps.iter().enumerate() {
+            let step_name = step.spec.name();
+            let result = self
+                .run_step(workflow, &step.spec, current.clone(), stats)
+                .await;
+            let err = match result {
+                Ok(out) => {
+                    current = out;
+                    continue;
+                }
+                Err(err) => catchable(step_name, err)?,
+            };
+            let ctx = FlowContext {
+                workflow: workflow.meta.name,
+                step: step_name,
+                index,
+                input: &current,
+                tenant_id: self.ctx.tenant_id(),
+            };
+            let rendered = err.to_string();
+            let mut outcome = Err(err);
+            for handler in [&step.on_error, &flow.on_any_error].into_iter().flatten() {
+                if let Err(e) = outcome {
+                    outcome = handler(e, &ctx);
+                }
+            }
+            let recovery = outcome?;
+            tracing::info!(workflow = workflow.meta.name, step = step_name, error = %rendered, ?recovery, "step failure recovered by on_error");
+            self.emit(|| RunEvent::StepFinished {
+                step: step_name.to_string(),
+                kind: step_kind(&step.spec),
+                outcome: StepOutcome::Recovered {
+                    error: rendered.clone(),
+                },
+            });
+            match recovery {
+                Recovery::Output(out) => current = out,
+                Recovery::Skip => {}
+                Recovery::Finish(answer) => return Ok(answer),
+            }
+        }
+        Ok(current)
+    }
+
+    async fn run_step(
+        &self,
+        workflow: &ResolvedWorkflow,
+        spec: &StepSpec,
+        input: String,
+        stats: &mut Stats,
+    ) -> Result<String, RunError> {
+        match spec {
+            StepSpec::Agent(n) => {
+                let agent = workflow
+                    .agents
+                    .iter()
+                    .find(|a| a.meta.name == *n)
+                    .expect("checked before the run");
+                self.run_agent(agent, input, stats).await
+            }
+            StepSpec::Router(n) => {
+                let router = workflow
+                    .routers
+                    .iter()
+                    .find(|r| r.meta.name == *n)
+                    .expect("checked before the run");
+                self.run_router(router, input, stats).await
+            }
+            StepSpec::Tool(n) => self.run_tool_step(workflow, n, input).await,
+            StepSpec::Map { name, f } => {
+                self.emit(|| RunEvent::StepStarted {
+                    step: name.clone(),
+                    kind: StepKind::Map,
+                    input: input.clone(),
+                });
+                let result = f(input);
+                self.emit(|| RunEvent::StepFinished {
+                    step: name.clone(),
+                    kind: StepKind::Map,
+                    outcome: match &result {
+                        Ok(_) => StepOutcome::Succeeded,
+                        Err(e) => StepOutcome::Failed {
+                            error: e.to_string(),
+                        },
+                    },
+                });
+                Ok(result?)
+            }
+        }
+    }
+
+    async fn run_tool_step(
+        &self,
+        workflow: &ResolvedWorkflow,
+        name: &'static str,
+        input: String,
+    ) -> Result<String, RunError> {
+        self.emit(|| RunEvent::StepStarted {
+            step: name.to_string(),
+            kind: StepKind::Tool,
+            input: input.clone(),
+        });
+        let bound = workflow
+            .tools
+            .iter()
+            .find(|t| t.meta().name == name)
+            .expect("checked before the run");
+        let scopes = [
+            ScopeRef {
+                kind: ScopeKind::Application,
+                name: self.rt.resolved.name,
+            },
+            ScopeRef {
+                kind: ScopeKind::Workflow,
+                name: workflow.meta.name,
+            },
+        ];
+        let callbacks = self.callbacks(None, &scopes, vec![BoundToolCallback::shared(bound)]);
+        let call_id = CallId::generate();
+        let call_id = call_id.as_str();
+        let result: Result<String, StepFailedError> = match callbacks
+            .iter()
+            .find(|c| c.definition().name == name)
+            .or(callbacks.first())
+        {
+            None => Err(StepFailedError::Other {
+                step: name.to_string(),
+                message: "the callback wrapper removed the tool".to_string(),
+            }),
+            Some(callback) => {
+                let invocation =
+                    ToolInvocation::new(call_id, &input).with_tenant(self.ctx.tenant.as_ref());
+                let outcome = self.or_cancel(callback.call(invocation)).await?;
+                let observed = observe(name, call_id, outcome, Reader::Step, &|t| {
+                    callback.mask_for_model(t)
+                });
+                let decision = observed.decision;
+                self.emit(|| RunEvent::ToolCallDecision {
+                    step: name.to_string(),
+                    call_id: call_id.to_string(),
+                    tool: name.to_string(),
+                    decision,
+                });
+                match observed.verdict {
+                    Ok(obs) => {
+                        self.emit(|| RunEvent::ToolResult {
+                            step: name.to_string(),
+                            call_id: call_id.to_string(),
+                            tool: name.to_string(),
+                            content: obs.content.clone(),
+                            is_error: false,
+                            truncated: obs.truncated,
+                        });
+                        Ok(obs.content)
+                    }
+                    Err(err) => Err(StepFailedError::from_tool_call(name, err)),
+                }
+            }
+        };
+        self.emit(|| RunEvent::StepFinished {
+            step: name.to_string(),
+            kind: StepKind::Tool,
+            outcome: match &result {
+                Ok(_) => StepOutcome::Succeeded,
+                Err(e) => StepOutcome::Failed {
+                    error: e.to_string(),
+                },
+            },
+        });
+        Ok(result?)
+    }
+}
+
+fn step_kind(spec: &StepSpec) -> StepKind {
+    match spec {
+        StepSpec::Agent(_) => StepKind::Agent,
+        StepSpec::Router(_) => StepKind::Router,
+        StepSpec::Tool(_) => StepKind::Tool,
+        StepSpec::Map { .. } => StepKind::Map,
+    }
+}

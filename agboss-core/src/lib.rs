@@ -1,0 +1,105 @@
+//! # agboss-core
+//!
+//! The runtime of agboss-rs: guarded tools, tool interceptors, dependency injection, the
+//! interceptor cascade and the agent loop. Every macro is re-exported here, so an application
+//! depends on `agboss-core` only (and on `agboss-testing` for its tests).
+//!
+//! Every tool call, however it is made, runs one pipeline: input DTO validation →
+//! `before_tool_call`s (outer to inner) → the approval point → `run` → `after_tool_call`s (inner
+//! to outer) → output re-validation → PII masking and `max_result_size` truncation, and ends
+//! with one [`CallOutcome`] that carries the decision. An interceptor that errors, panics or
+//! times out fails the call closed.
+//!
+//! # Layers
+//!
+//! Each module uses only the modules below it:
+//!
+//! | layer | module | what |
+//! |---|---|---|
+//! | 6 | [`app`] | [`App`], [`AppBuilder`], the tool handles, `execute` / `stream` |
+//! | 5 | [`engine`] | runs: the agent loop, routers, workflows, events |
+//! | 4 | [`callback`] | [`ToolCallback`](callback::ToolCallback), listeners, the one callback stack |
+//! | 3 | [`cascade`] | scopes resolved into chains, once per app; `describe()` |
+//! | 2 | [`pipeline`] | one guarded call on a chain; rendering; the observation policy |
+//! | 1 | [`contract`] | the traits users implement, the metas macros generate, the registry, the chain and the outcome |
+//! | leaves | [`di`], [`dto`], [`error`], [`model`], [`pii`] | dependency injection, DTOs, errors, model providers, PII detectors |
+//!
+//! ```
+//! use agboss_core::{tool, tool_interceptor, App, BeforeToolCall, InterceptorError, ToolCallContext,
+//!     ToolCallDecision, ToolError, ToolHandler};
+//! use agboss_core::dto::Dto;
+//!
+//! #[derive(Dto, Debug, Clone, PartialEq)]
+//! pub struct GreetDto {
+//!     #[text(prompt = "Who to greet", min_length = 1)]
+//!     pub name: String,
+//! }
+//!
+//! #[tool(name = "greet-tool", description = "Greets someone", input = GreetDto, output = GreetDto,
+//!        tool_interceptors = [NoBobToolInterceptor])]
+//! pub struct GreetTool;
+//! impl ToolHandler<GreetDto, GreetDto> for GreetTool {
+//!     async fn run(&self, input: GreetDto) -> Result<GreetDto, ToolError> {
+//!         Ok(GreetDto { name: format!("hello {}", input.name) })
+//!     }
+//! }
+//!
+//! #[tool_interceptor(name = "no-bob-tool-interceptor", description = "Blocks Bob")]
+//! pub struct NoBobToolInterceptor;
+//! impl BeforeToolCall for NoBobToolInterceptor {
+//!     async fn before_tool_call(&self, call: &ToolCallContext<'_>) -> Result<ToolCallDecision, InterceptorError> {
+//!         Ok(if call.input()["name"] == "bob" { ToolCallDecision::block("no bob") } else { ToolCallDecision::allow() })
+//!     }
+//! }
+//!
+//! let app = App::builder().tool::<GreetTool>().build().unwrap();
+//! futures::executor::block_on(async {
+//!     let out = app.tool::<GreetTool>().invoke(GreetDto { name: "ann".into() }).await.unwrap();
+//!     assert_eq!(out.name, "hello ann");
+//!     let err = app.tool::<GreetTool>().invoke(GreetDto { name: "bob".into() }).await.unwrap_err();
+//!     assert!(err.as_blocked().is_some());
+//! });
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod app;
+pub mod callback;
+pub mod cascade;
+pub mod contract;
+pub mod di;
+pub mod dto;
+pub mod engine;
+pub mod error;
+pub mod model;
+pub mod pii;
+pub mod pipeline;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use agboss_macros::{
+    agent, application, injectable, pii_policy, router, tool, tool_interceptor, workflow,
+};
+pub use app::{App, AppBuilder, DynToolHandle, ToolHandle};
+pub use callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
+pub use callback::{SharedToolCallback, ToolCallback, ToolInvocation};
+pub use cascade::{BoundTool, BuildWarning, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
+pub use contract::agent::{Agent, Router, ToolErrorPolicy};
+pub use contract::chain::Chain;
+pub use contract::interceptor::{
+    AfterToolCall, BeforeToolCall, ToolCallContext, ToolCallDecision, ToolCallResultContext,
+    ToolInterceptor, ToolOutput,
+};
+pub use contract::outcome::{CallDecision, CallFailure, CallOutcome, FailureKind, Rendered};
+pub use contract::pii_policy::{PiiChain, PiiPolicy, PiiPolicyMeta};
+pub use contract::scope::{ScopeKind, ScopeRef};
+pub use contract::tool::{Tool, ToolHandler, ToolMeta};
+pub use contract::workflow::{Application, Workflow};
+pub use di::{CallId, ExecutionContext, Injectable, TenantContext};
+pub use engine::workflow::{Flow, Recovery, WorkflowFlow};
+pub use engine::{RunContext, RunError, RunEvent, RunOutput, RunStream, Target};
+pub use error::{
+    BlockKind, BuildError, InterceptorError, StepFailedError, ToolBlockedError, ToolCallError,
+    ToolError,
+};

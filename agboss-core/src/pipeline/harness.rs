@@ -1,0 +1,79 @@
+//! Runs single hooks outside a chain, exactly as the pipeline does: the engine behind
+//! `agboss_testing::test_tool_interceptor`.
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::hooks::{after_one, before_one};
+use super::run::decode_input;
+use crate::contract::chain::Link;
+use crate::contract::interceptor::{
+    ErasedInterceptor, InputHolder, ToolCallContext, ToolCallDecision, ToolCallResultContext,
+    ToolOutput,
+};
+use crate::contract::tool::Tool;
+use crate::di::{CallId, ExecutionContext, Resolver, Services, TenantContext};
+use crate::dto::Dto;
+use crate::error::ToolCallError;
+
+/// The hook time limit of a link outside an app: the interceptor's own, else the app default.
+fn link(interceptor: &Arc<dyn ErasedInterceptor>) -> Link {
+    let timeout = interceptor
+        .meta()
+        .timeout_ms
+        .map_or(crate::contract::interceptor::DEFAULT_HOOK_TIMEOUT, Duration::from_millis);
+    Link {
+        interceptor: Arc::clone(interceptor),
+        timeout,
+    }
+}
+
+/// Runs `before_tool_call` of one interceptor for a call of tool `T` on a JSON input (validated
+/// against `T::Input` first, as in the pipeline).
+pub async fn before<T: Tool>(
+    interceptor: &Arc<dyn ErasedInterceptor>,
+    services: &Services,
+    tenant: Option<&TenantContext>,
+    input: &serde_json::Value,
+) -> Result<ToolCallDecision, ToolCallError> {
+    let typed = decode_input::<T>(input)?;
+    let execution = ExecutionContext::new(CallId::generate(), T::META.name, Arc::from([]));
+    let resolver = Resolver::for_call(services, tenant, &execution);
+    let holder = InputHolder::new(&typed);
+    let call = ToolCallContext {
+        tool: T::META,
+        input: &holder,
+        execution: &execution,
+    };
+    before_one(&link(interceptor), &resolver, &call).await
+}
+
+/// Runs `after_tool_call` of one interceptor on `output`, then re-validates the result against
+/// `T::Output`, as in the pipeline.
+pub async fn after<T: Tool>(
+    interceptor: &Arc<dyn ErasedInterceptor>,
+    services: &Services,
+    tenant: Option<&TenantContext>,
+    input: &serde_json::Value,
+    output: ToolOutput,
+) -> Result<T::Output, ToolCallError> {
+    let typed = decode_input::<T>(input)?;
+    let execution = ExecutionContext::new(CallId::generate(), T::META.name, Arc::from([]));
+    let resolver = Resolver::for_call(services, tenant, &execution);
+    let holder = InputHolder::new(&typed);
+    let call = ToolCallResultContext {
+        call: ToolCallContext {
+            tool: T::META,
+            input: &holder,
+            execution: &execution,
+        },
+        output,
+    };
+    let out = after_one(&link(interceptor), &resolver, call).await?;
+    let invalid = |source| ToolCallError::InvalidOutput {
+        tool_name: T::META.name.to_string(),
+        source,
+    };
+    let typed = out.into_typed::<T::Output>().map_err(invalid)?;
+    typed.validate().map_err(invalid)?;
+    Ok(typed)
+}

@@ -1,0 +1,235 @@
+//! One guarded call of a typed tool on its resolved chain: `before_tool_call`s outer to inner →
+//! the approval point → `run` → `after_tool_call`s inner to outer → output re-validation. The
+//! pipeline itself names how the call ended ([`CallOutcome`]), at the place it ended.
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use futures::FutureExt as _;
+use tracing::Instrument as _;
+
+use super::approval::approval_point;
+use super::hooks::{after_one, before_one, bounded, panic_message};
+use super::trace::{CallTrace, record_decision};
+use crate::contract::chain::Chain;
+use crate::contract::interceptor::{
+    InputHolder, ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolOutput,
+};
+use crate::contract::outcome::{CallOutcome, FailureKind};
+use crate::contract::tool::{CallEnv, Tool, ToolMeta};
+use crate::di::{DiError, ExecutionContext, Resolver, Services};
+use crate::dto::Dto;
+use crate::error::{BlockKind, ToolBlockedError, ToolCallError};
+
+/// A tool instance holder: shared when the tool has no per-invocation deps.
+pub(crate) struct ToolSlot<T> {
+    shared: Option<T>,
+}
+
+impl<T: Tool> ToolSlot<T> {
+    pub(crate) fn build(services: &Services) -> Result<Self, DiError> {
+        let shared = if crate::di::any_context(T::META.deps) {
+            None
+        } else {
+            Some(T::construct(&Resolver::for_services(services))?)
+        };
+        Ok(Self { shared })
+    }
+}
+
+/// Runs one call of `T` through its chain, on an already validated input, in a `tool_call`
+/// span (see [`super::trace`]).
+pub(crate) async fn run_typed<T: Tool>(
+    slot: &ToolSlot<T>,
+    chain: &Chain,
+    env: CallEnv<'_>,
+    input: T::Input,
+) -> CallOutcome<T::Output> {
+    let trace = CallTrace::start(T::META.name, &env.call_id, &chain.path);
+    let outcome = run_guarded(slot, chain, env, input)
+        .instrument(trace.span.clone())
+        .await;
+    trace.finish(&outcome);
+    outcome
+}
+
+/// [`run_typed`] inside the caller's span.
+pub(crate) async fn run_guarded<T: Tool>(
+    slot: &ToolSlot<T>,
+    chain: &Chain,
+    env: CallEnv<'_>,
+    input: T::Input,
+) -> CallOutcome<T::Output> {
+    let meta: &'static ToolMeta = T::META;
+    // Until an interceptor decides otherwise (recorded by `before_one`).
+    record_decision("allow");
+    let execution = ExecutionContext::new(env.call_id, meta.name, chain.path.clone());
+    let resolver = Resolver::for_call(env.services, env.tenant, &execution);
+    let run_timeout = run_limit(meta, env.run_timeout);
+    let guard = |error| CallOutcome::failed(FailureKind::Guard, error);
+
+    // Fast path: no interceptor at all.
+    if chain.before.is_empty() && chain.after.is_empty() {
+        if let Err(error) = approval_point(meta, &execution).await {
+            return CallOutcome::from_error(error);
+        }
+        return finish::<T>(run_tool(slot, &resolver, meta, input, run_timeout).await);
+    }
+
+    let holder = InputHolder::new(&input);
+    let call = ToolCallContext {
+        tool: meta,
+        input: &holder,
+        execution: &execution,
+    };
+
+    for link in chain.before.iter() {
+        match before_one(link, &resolver, &call).await {
+            Ok(ToolCallDecision::Allow) => {}
+            Ok(ToolCallDecision::ReplyToModel { message }) => {
+                return CallOutcome::Replied {
+                    message,
+                    interceptor: link.interceptor.meta().name,
+                };
+            }
+            Ok(ToolCallDecision::Block { reason }) => {
+                let blocked = ToolBlockedError {
+                    tool_name: meta.name.to_string(),
+                    call_id: execution.call_id().to_string(),
+                    interceptor: link.interceptor.meta().name,
+                    kind: BlockKind::Block { reason },
+                };
+                return CallOutcome::failed(FailureKind::Blocked, blocked.into());
+            }
+            Err(error) => return guard(error),
+        }
+    }
+
+    // After every before_tool_call allowed, before run (see `super::approval`).
+    if let Err(error) = approval_point(meta, &execution).await {
+        return CallOutcome::from_error(error);
+    }
+
+    // The after-hooks still read the input, so the tool gets a clone only when there are some.
+    if chain.after.is_empty() {
+        // `call` and `holder` borrow `input`; they are not used past this point, so it can move.
+        return finish::<T>(run_tool(slot, &resolver, meta, input, run_timeout).await);
+    }
+    let output = match run_tool(slot, &resolver, meta, input.clone(), run_timeout).await {
+        Ok(output) => output,
+        Err(failure) => return failure,
+    };
+
+    let mut output = ToolOutput::from(output);
+    for link in chain.after.iter() {
+        let result_call = ToolCallResultContext {
+            call: ToolCallContext {
+                tool: meta,
+                input: &holder,
+                execution: &execution,
+            },
+            output,
+        };
+        output = match after_one(link, &resolver, result_call).await {
+            Ok(output) => output,
+            Err(error) => return guard(error),
+        };
+    }
+    match output.into_typed::<T::Output>() {
+        Ok(typed) => finish::<T>(Ok(typed)),
+        Err(source) => CallOutcome::failed(
+            FailureKind::Tool,
+            ToolCallError::InvalidOutput {
+                tool_name: meta.name.to_string(),
+                source,
+            },
+        ),
+    }
+}
+
+/// The bound of one `run`: the tool's `timeout_ms` and the caller's limit, whichever is shorter.
+fn run_limit(meta: &ToolMeta, caller: Option<Duration>) -> Option<Duration> {
+    let own = meta.timeout_ms.map(Duration::from_millis);
+    match (own, caller) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Re-validates the output: the last step of a call that ran.
+fn finish<T: Tool>(ran: Result<T::Output, CallOutcome<T::Output>>) -> CallOutcome<T::Output> {
+    let output = match ran {
+        Ok(output) => output,
+        Err(failure) => return failure,
+    };
+    match output.validate() {
+        Ok(()) => CallOutcome::Ran(output),
+        Err(source) => CallOutcome::failed(
+            FailureKind::Tool,
+            ToolCallError::InvalidOutput {
+                tool_name: T::META.name.to_string(),
+                source,
+            },
+        ),
+    }
+}
+
+/// Builds (when it has per-invocation deps) and runs the tool, within its time limit; a
+/// failure is the call's outcome.
+async fn run_tool<T: Tool>(
+    slot: &ToolSlot<T>,
+    resolver: &Resolver<'_>,
+    meta: &'static ToolMeta,
+    input: T::Input,
+    limit: Option<Duration>,
+) -> Result<T::Output, CallOutcome<T::Output>> {
+    let built;
+    let tool = match &slot.shared {
+        Some(tool) => tool,
+        None => match T::construct(resolver) {
+            Ok(tool) => {
+                built = tool;
+                &built
+            }
+            Err(source) => {
+                return Err(CallOutcome::failed(
+                    FailureKind::Guard,
+                    ToolCallError::Dependency {
+                        tool_name: meta.name.to_string(),
+                        component: meta.type_name,
+                        source,
+                    },
+                ));
+            }
+        },
+    };
+    let running = AssertUnwindSafe(tool.run(input)).catch_unwind();
+    let result = match limit {
+        None => Some(running.await),
+        Some(limit) => bounded(running, limit).await,
+    };
+    let tool_failed = |error| Err(CallOutcome::failed(FailureKind::Tool, error));
+    match result {
+        Some(Ok(Ok(out))) => Ok(out),
+        Some(Ok(Err(error))) => tool_failed(ToolCallError::ToolFailed {
+            tool_name: meta.name.to_string(),
+            error,
+        }),
+        Some(Err(payload)) => tool_failed(ToolCallError::ToolPanicked {
+            tool_name: meta.name.to_string(),
+            message: panic_message(&*payload),
+        }),
+        None => tool_failed(ToolCallError::Timeout {
+            tool_name: meta.name.to_string(),
+            timeout_ms: limit.map_or(0, |l| u64::try_from(l.as_millis()).unwrap_or(u64::MAX)),
+        }),
+    }
+}
+
+/// Decodes a DTO for a tool's input from JSON, as the pipeline does (used by test helpers).
+#[doc(hidden)]
+pub fn decode_input<T: Tool>(args: &serde_json::Value) -> Result<T::Input, ToolCallError> {
+    <T::Input as Dto>::from_json_value(args).map_err(|source| ToolCallError::InvalidInput {
+        tool_name: T::META.name.to_string(),
+        source,
+    })
+}

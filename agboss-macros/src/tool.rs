@@ -1,0 +1,109 @@
+//! `#[tool(name, description, input, output, max_result_size, timeout_ms, tool_interceptors,
+//! exclude_tool_interceptors, deps)]`.
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::args::{Args, Shape, key};
+use crate::component::{
+    check_attach_exclude, construct_fn, finish, interceptor_list, meta_list, name_fields,
+    parse_struct, register, registered,
+};
+use crate::deps::Deps;
+use crate::diag::Errors;
+use crate::rules::{TOOL, check_description, check_names};
+
+const KEYS: &[crate::args::KeySpec] = &[
+    key("name", Shape::Str, true),
+    key("description", Shape::Str, true),
+    key("input", Shape::Path, true),
+    key("output", Shape::Path, true),
+    key("max_result_size", Shape::Int, false),
+    key("timeout_ms", Shape::Int, false),
+    key("tool_interceptors", Shape::PathList, false),
+    key("exclude_tool_interceptors", Shape::PathList, false),
+    key("pii_policies", Shape::PathList, false),
+    key("deps", Shape::PathList, false),
+];
+
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let item = match parse_struct(TOOL, item, &mut errors) {
+        Ok(item) => item,
+        Err(out) => return out,
+    };
+    let args = Args::parse("tool", attr, KEYS, &mut errors);
+    check_names(TOOL, args.str("name"), &item.ident, &mut errors);
+    check_description(TOOL, args.str("description"), &mut errors);
+    let max_result_size =
+        parse_positive(args.int("max_result_size"), "max_result_size", &mut errors);
+    let timeout_ms = parse_positive(args.int("timeout_ms"), "timeout_ms", &mut errors);
+    let deps = Deps::check(&item, args.paths("deps"), &mut errors);
+    check_attach_exclude(
+        args.paths("tool_interceptors"),
+        args.paths("exclude_tool_interceptors"),
+        &mut errors,
+    );
+
+    finish(&item, errors, || {
+        let ident = &item.ident;
+        let p = quote!(::agboss_core::__private);
+        let named = name_fields(&args);
+        let input = args.path("input").expect("checked");
+        let output = args.path("output").expect("checked");
+        let attach = interceptor_list(args.paths("tool_interceptors"));
+        let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
+        let pii_policies = meta_list(args.paths("pii_policies"), "PiiPolicy");
+        let dep_metas = deps.dep_metas();
+        let construct = construct_fn(deps.construct(&quote!(Self)));
+        let max = option_tokens(max_result_size, quote!(usize));
+        let timeout = option_tokens(timeout_ms, quote!(u64));
+        register(
+            registered(ident, "Tool", "ToolMeta"),
+            quote! {
+                #named
+                input_schema: <#input as #p::Dto>::json_schema,
+                output_schema: <#output as #p::Dto>::json_schema,
+                max_result_size: #max,
+                timeout_ms: #timeout,
+                tool_interceptors: #attach,
+                exclude_tool_interceptors: #exclude,
+                pii_policies: #pii_policies,
+                deps: #dep_metas,
+                erased: #p::erased_tool::<#ident>,
+            },
+            quote! {
+                type Input = #input;
+                type Output = #output;
+                #construct
+            },
+            TokenStream::new(),
+        )
+    })
+}
+
+pub fn parse_positive(lit: Option<&syn::LitInt>, key: &str, errors: &mut Errors) -> Option<u64> {
+    let lit = lit?;
+    match lit.base10_parse::<u64>() {
+        Ok(0) | Err(_) => {
+            errors.push(syn::Error::new(
+                lit.span(),
+                format!(
+                    "[tool.{}] `{key}` must be a positive whole number",
+                    key.replace('_', "-")
+                ),
+            ));
+            None
+        }
+        Ok(v) => Some(v),
+    }
+}
+
+pub fn option_tokens(value: Option<u64>, ty: TokenStream) -> TokenStream {
+    match value {
+        Some(v) => {
+            let lit = proc_macro2::Literal::u64_unsuffixed(v);
+            quote!(::core::option::Option::Some(#lit as #ty))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
