@@ -100,7 +100,8 @@ impl ToolCallListener for AuditListener {
         );
         // Only a tool's own failure or a rejected input can be reported to the model (the loop
         // adapts); a block or a failing guard always fails the step, whatever is returned here.
-        (!error.is_guard_failure()).then(|| format!("Tool '{}' could not complete this call.", call.tool_name))
+        (!error.is_guard_failure())
+            .then(|| format!("Tool '{}' could not complete this call.", call.tool_name))
     }
 
     fn after_completion(&self, ctx: UseContext, call: &ToolCallInfo<'_>) {
@@ -142,7 +143,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let result = get_order.call(invocation).await;
         match result.model_text() {
             Some(text) => println!("# model reads for {call_id}: {text}\n"),
-            None => println!("# {call_id} failed: {}\n", result.into_result().unwrap_err()),
+            None => println!(
+                "# {call_id} failed: {}\n",
+                result.into_result().unwrap_err()
+            ),
         }
     }
 

@@ -12,9 +12,9 @@
 use std::sync::Arc;
 
 use agboss_core::App;
+use agboss_core::engine::workflow::{Flow, Recovery};
 use agboss_core::engine::{CallDecision, RunContext, RunEvent, StepOutcome, Target};
 use agboss_core::model::{Message, OpenAiCompatibleModel, SharedChatModel};
-use agboss_core::engine::workflow::{Flow, Recovery};
 use agboss_e2e::support_desk::{SupportDeskApplication, SupportRouter, SupportWorkflow};
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use futures::StreamExt as _;

@@ -6,21 +6,21 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::contract::agent::{Agent, AgentMeta, Router, RouterMeta, ToolErrorPolicy};
-pub use crate::contract::workflow::{Application, ApplicationMeta, Workflow, WorkflowMeta};
-pub use crate::di::{
-    DepKind, DepMeta, DiError, Inject, Injectable, InjectableMeta, Resolver, Services, any_context,
-};
-pub use crate::dto::Dto;
 pub use crate::contract::interceptor::probe::{
     HasHandler, Probe, ViaAfter, ViaBefore, ViaNoAfter, ViaNoBefore, require_handler,
 };
 pub use crate::contract::interceptor::{
     ErasedInterceptor, InterceptorMeta, ToolInterceptor, TypedInterceptor,
 };
-pub use crate::pii::MaskStrategy;
 pub use crate::contract::pii_policy::{PiiPolicy, PiiPolicyMeta, custom_detector};
 pub use crate::contract::registry::Registration;
 pub use crate::contract::tool::{Tool, ToolHandler, ToolMeta};
+pub use crate::contract::workflow::{Application, ApplicationMeta, Workflow, WorkflowMeta};
+pub use crate::di::{
+    DepKind, DepMeta, DiError, Inject, Injectable, InjectableMeta, Resolver, Services, any_context,
+};
+pub use crate::dto::Dto;
+pub use crate::pii::MaskStrategy;
 pub use crate::pipeline::erased_tool;
 
 use std::any::Any;

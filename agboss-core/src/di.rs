@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-pub use crate::error::DiError;
 use crate::error::BuildError;
+pub use crate::error::DiError;
 
 /// What kind of value a dependency is.
 #[derive(Clone, Copy)]

@@ -4,10 +4,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agboss_core::dto::Dto;
 use agboss_core::engine::{
     CallDecision, CancelToken, RouteReason, RunContext, RunError, RunEvent, StepOutcome, Target,
 };
-use agboss_core::dto::Dto;
 use agboss_core::model::{
     Message, ModelError, ModelRequest, ModelResponse, ToolCallRequest, Usage,
 };
@@ -849,9 +849,7 @@ async fn model_errors_unknown_targets_missing_models_and_cancellation_are_typed(
 /// A decorator through the `wrap_callbacks` hook sees every call of the loop.
 #[tokio::test]
 async fn wrap_callbacks_decorates_every_tool_of_the_loop() {
-    use agboss_core::callback::{
-        SharedToolCallback, ToolCallback, ToolInvocation, ToolMetadata,
-    };
+    use agboss_core::callback::{SharedToolCallback, ToolCallback, ToolInvocation, ToolMetadata};
     use agboss_core::model::ToolDefinition;
 
     struct Counting {

@@ -4,11 +4,11 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agboss_core::engine::{RunContext, RunEvent, Target};
+use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
 use agboss_core::callback::{BoundToolCallback, ToolInvocation};
 use agboss_core::dto::Dto;
-use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
 use agboss_core::engine::workflow::Flow;
+use agboss_core::engine::{RunContext, RunEvent, Target};
 use agboss_core::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use futures::StreamExt as _;
@@ -191,7 +191,11 @@ async fn bound_tools_and_callbacks_with_and_without_listeners() {
         .unwrap();
     assert_eq!(f.log.take(), CHAIN, "BoundTool::call");
 
-    raw_callbacks(agent)[0].call(invocation).await.into_result().unwrap();
+    raw_callbacks(agent)[0]
+        .call(invocation)
+        .await
+        .into_result()
+        .unwrap();
     assert_eq!(f.log.take(), CHAIN, "bare callback");
     assert_eq!(f.listened.load(Ordering::SeqCst), 0);
 
@@ -203,7 +207,11 @@ async fn bound_tools_and_callbacks_with_and_without_listeners() {
     assert_eq!(f.log.take(), CHAIN, "app-listened agent callback");
     assert_eq!(f.listened.load(Ordering::SeqCst), 1);
 
-    f.app.callbacks()[0].call(invocation).await.into_result().unwrap();
+    f.app.callbacks()[0]
+        .call(invocation)
+        .await
+        .into_result()
+        .unwrap();
     assert_eq!(f.log.take(), CHAIN, "app-listened direct callback");
     assert_eq!(f.listened.load(Ordering::SeqCst), 2);
 

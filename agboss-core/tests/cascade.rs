@@ -1,9 +1,9 @@
 //! The cascade: application → workflow → agent → tool, resolved once at build.
 use std::sync::{Arc, Mutex};
 
-use agboss_core::{ScopeKind, ScopeRef};
 use agboss_core::dto::Dto;
 use agboss_core::*;
+use agboss_core::{ScopeKind, ScopeRef};
 
 #[derive(Dto, Debug, Clone, PartialEq)]
 pub struct TextDto {

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agboss_core::engine::{RunContext, RunError, Target};
 use agboss_core::dto::Dto;
+use agboss_core::engine::{RunContext, RunError, Target};
 use agboss_core::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use proptest::prelude::*;

@@ -5,11 +5,11 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
 use agboss_core::callback::{
     SharedToolCallback, ToolCallback, ToolInvocation, ToolMetadata, ToolSource,
 };
 use agboss_core::dto::Dto;
-use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
 use agboss_core::model::ToolDefinition;
 use agboss_core::*;
 use futures::FutureExt as _;
@@ -114,9 +114,17 @@ fn inv<'a>(call_id: &'a str, arguments: &'a str) -> ToolInvocation<'a> {
 /// failure), or the error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Seen {
-    Output { content: String, truncated: bool },
-    ReplyToModel { message: String, interceptor: &'static str },
-    ReportedError { message: String },
+    Output {
+        content: String,
+        truncated: bool,
+    },
+    ReplyToModel {
+        message: String,
+        interceptor: &'static str,
+    },
+    ReportedError {
+        message: String,
+    },
 }
 
 impl Seen {
@@ -284,7 +292,10 @@ async fn the_context_is_handed_back_to_on_error() {
     let (app, _) = app();
     let rec = Arc::new(Recording::default());
     let cb = ToolCallListeners::wrap(echo(&app), Arc::clone(&rec));
-    cb.call(inv("c2", &text("fail"))).await.settle().unwrap_err();
+    cb.call(inv("c2", &text("fail")))
+        .await
+        .settle()
+        .unwrap_err();
     let lines = rec.lines();
     assert!(lines[1].starts_with("error c2#0 c2 tool `lsn-echo-tool` failed: disk on fire"));
     assert_eq!(lines[2], "completion c2#0 c2");
@@ -346,7 +357,11 @@ async fn all_listener_methods_have_no_op_defaults() {
         );
     }
     // The default `on_error` propagates the error.
-    let err = wrapped.call(inv("n", &text("fail"))).await.settle().unwrap_err();
+    let err = wrapped
+        .call(inv("n", &text("fail")))
+        .await
+        .settle()
+        .unwrap_err();
     assert!(matches!(err, ToolCallError::ToolFailed { .. }), "{err:?}");
 }
 
@@ -372,7 +387,11 @@ async fn on_error_returning_some_reports_the_failure_to_the_model_as_the_result(
 async fn on_error_returning_none_propagates_the_error() {
     let (app, _) = app();
     let cb = ToolCallListeners::wrap(echo(&app), Recording::default());
-    let err = cb.call(inv("r", &text("panic"))).await.settle().unwrap_err();
+    let err = cb
+        .call(inv("r", &text("panic")))
+        .await
+        .settle()
+        .unwrap_err();
     assert!(
         matches!(&err, ToolCallError::ToolPanicked { message, .. } if message == "tool exploded"),
         "{err:?}"
@@ -412,10 +431,7 @@ impl ToolCallback for UpperCallback {
     fn metadata(&self) -> &ToolMetadata {
         &self.metadata
     }
-    fn call<'a>(
-        &'a self,
-        invocation: ToolInvocation<'a>,
-    ) -> BoxFuture<'a, CallOutcome> {
+    fn call<'a>(&'a self, invocation: ToolInvocation<'a>) -> BoxFuture<'a, CallOutcome> {
         Box::pin(async move {
             CallOutcome::Ran(Rendered {
                 text: invocation.arguments.to_uppercase(),
@@ -487,7 +503,11 @@ async fn wrapping_twice_nests() {
     );
     log.lock().unwrap().clear();
     // The outer listener sees what the inner one made of the failure.
-    let out = outer[0].call(inv("n", &text("fail"))).await.settle().unwrap();
+    let out = outer[0]
+        .call(inv("n", &text("fail")))
+        .await
+        .settle()
+        .unwrap();
     assert_eq!(out.content(), "reported by inner");
     assert_eq!(
         *log.lock().unwrap(),
@@ -568,7 +588,11 @@ async fn a_block_is_seen_by_on_error_but_never_softened() {
     let (app, runs) = app();
     let rec = Arc::new(Recording::reporting("nothing to see"));
     let cb = ToolCallListeners::wrap(echo(&app), Arc::clone(&rec));
-    let err = cb.call(inv("b", &text("block"))).await.settle().unwrap_err();
+    let err = cb
+        .call(inv("b", &text("block")))
+        .await
+        .settle()
+        .unwrap_err();
     let blocked = err.as_blocked().expect("still a block");
     assert_eq!(blocked.interceptor, "lsn-guard-tool-interceptor");
     assert_eq!(
@@ -677,7 +701,11 @@ async fn listeners_attach_to_a_whole_app_and_to_one_agent() {
     let agent = app.agent::<LsnEchoAgent>().unwrap();
     let callbacks = app.agent_callbacks(agent);
     assert_eq!(callbacks.len(), 1);
-    callbacks[0].call(inv("x", &text("hi"))).await.settle().unwrap();
+    callbacks[0]
+        .call(inv("x", &text("hi")))
+        .await
+        .settle()
+        .unwrap();
     assert_eq!(
         *log.lock().unwrap(),
         [
@@ -721,7 +749,8 @@ async fn a_thousand_concurrent_calls_each_get_their_own_context_back() {
             result: &CallOutcome,
         ) {
             let expected: serde_json::Value = serde_json::from_str(&ctx.1).unwrap();
-            let got: serde_json::Value = serde_json::from_str(result.model_text().unwrap()).unwrap();
+            let got: serde_json::Value =
+                serde_json::from_str(result.model_text().unwrap()).unwrap();
             if ctx.0 != call.call_id
                 || got["text"] != format!("echo:{}", expected["text"].as_str().unwrap())
             {

@@ -2,9 +2,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
 use agboss_core::callback::{ToolCallback, ToolInvocation};
 use agboss_core::dto::Dto;
-use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
 use agboss_core::pii::{Detector, PiiMatch};
 use agboss_core::pipeline::TRUNCATION_MARKER;
 use agboss_core::*;
@@ -324,7 +324,11 @@ async fn the_effective_limit_is_the_one_that_truncates() {
     ] {
         let cb = agent_tool(&app, workflow, agent, tool);
         let out = cb.call(inv(&note(&long))).await;
-        let CallOutcome::Ran(Rendered { text: content, truncated }) = out else {
+        let CallOutcome::Ran(Rendered {
+            text: content,
+            truncated,
+        }) = out
+        else {
             panic!("output")
         };
         assert!(truncated);

@@ -618,7 +618,9 @@ async fn an_interceptor_attached_twice_runs_once_and_exclusion_removes_it() {
 #[test]
 fn the_registry_lists_components_by_name() {
     assert!(agboss_core::contract::registry::find_tool("echo-tool").is_some());
-    assert!(agboss_core::contract::registry::find_tool_interceptor("outer-tool-interceptor").is_some());
+    assert!(
+        agboss_core::contract::registry::find_tool_interceptor("outer-tool-interceptor").is_some()
+    );
     assert_eq!(
         agboss_core::contract::registry::find_tool("echo-tool")
             .unwrap()

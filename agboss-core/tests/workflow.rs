@@ -2,10 +2,10 @@
 //! re-raising, and a block without a handler failing the run.
 use std::sync::Arc;
 
-use agboss_core::engine::{RunContext, RunError, RunEvent, StepOutcome, Target};
 use agboss_core::dto::Dto;
-use agboss_core::model::Message;
 use agboss_core::engine::workflow::{Flow, Recovery, WorkflowFlow};
+use agboss_core::engine::{RunContext, RunError, RunEvent, StepOutcome, Target};
+use agboss_core::model::Message;
 use agboss_core::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use serde_json::json;

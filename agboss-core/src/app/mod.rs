@@ -166,7 +166,13 @@ impl App {
     /// with the app-wide listeners.
     pub fn callbacks(&self) -> Vec<SharedToolCallback> {
         let base = self.bound_tools().map(BoundToolCallback::shared).collect();
-        stack(&self.inner.listeners, None, &[], base, &RunLayers::default())
+        stack(
+            &self.inner.listeners,
+            None,
+            &[],
+            base,
+            &RunLayers::default(),
+        )
     }
 
     /// Renders the resolved structure: every path, every tool's chain in order, where each

@@ -79,7 +79,6 @@ impl fmt::Display for BuildWarning {
     }
 }
 
-
 /// Builds each interceptor type and each PII policy's masker once per app.
 pub(crate) struct Pool {
     built: HashMap<TypeId, Arc<dyn ErasedInterceptor>>,

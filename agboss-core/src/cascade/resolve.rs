@@ -448,4 +448,3 @@ impl Resolution {
         })
     }
 }
-

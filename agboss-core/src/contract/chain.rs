@@ -68,11 +68,17 @@ impl Chain {
     }
     /// Names of the interceptors whose `before_tool_call` runs, in order.
     pub fn before_order(&self) -> Vec<&'static str> {
-        self.before.iter().map(|l| l.interceptor.meta().name).collect()
+        self.before
+            .iter()
+            .map(|l| l.interceptor.meta().name)
+            .collect()
     }
     /// Names of the interceptors whose `after_tool_call` runs, in order (inner to outer).
     pub fn after_order(&self) -> Vec<&'static str> {
-        self.after.iter().map(|l| l.interceptor.meta().name).collect()
+        self.after
+            .iter()
+            .map(|l| l.interceptor.meta().name)
+            .collect()
     }
     /// The scope names of the path (outermost first, without the tool).
     pub fn path(&self) -> &[&'static str] {

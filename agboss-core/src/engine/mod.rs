@@ -53,9 +53,7 @@ pub mod workflow;
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use router::parse_route;
-pub use run::{
-    DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunError, RunOutput, RunStream,
-};
+pub use run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunError, RunOutput, RunStream};
 
 /// What runs need of a built app: its resolved structure, its models, its listeners.
 pub(crate) struct Runtime {

@@ -18,7 +18,9 @@ use crate::callback::stack::stack;
 use crate::contract::scope::ScopeRef;
 use crate::di::CallId;
 use crate::error::StepFailedError;
-use crate::model::{ModelError, ModelRequest, ModelResponse, ModelStreamEvent, SharedChatModel, Usage};
+use crate::model::{
+    ModelError, ModelRequest, ModelResponse, ModelStreamEvent, SharedChatModel, Usage,
+};
 
 /// Model turns an agent may take when it sets no `max_turns`.
 pub const DEFAULT_MAX_TURNS: u32 = 10;

@@ -6,9 +6,9 @@
 //! both paths of `super::run::run_guarded` (with and without interceptors). Today it approves every
 //! call and costs nothing; the approval feature replaces its body (look up the tool's approval
 //! channel, await the decision, return `ToolCallError::Blocked` on a rejection).
+use crate::contract::tool::ToolMeta;
 use crate::di::ExecutionContext;
 use crate::error::ToolCallError;
-use crate::contract::tool::ToolMeta;
 
 /// Approves every call (no approval channels yet).
 #[inline]

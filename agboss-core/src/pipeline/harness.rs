@@ -17,10 +17,10 @@ use crate::error::ToolCallError;
 
 /// The hook time limit of a link outside an app: the interceptor's own, else the app default.
 fn link(interceptor: &Arc<dyn ErasedInterceptor>) -> Link {
-    let timeout = interceptor
-        .meta()
-        .timeout_ms
-        .map_or(crate::contract::interceptor::DEFAULT_HOOK_TIMEOUT, Duration::from_millis);
+    let timeout = interceptor.meta().timeout_ms.map_or(
+        crate::contract::interceptor::DEFAULT_HOOK_TIMEOUT,
+        Duration::from_millis,
+    );
     Link {
         interceptor: Arc::clone(interceptor),
         timeout,

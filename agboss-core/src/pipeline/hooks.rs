@@ -36,7 +36,8 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// awaited unbounded (nothing it guards runs meanwhile).
 pub(crate) async fn bounded<F: Future>(fut: F, limit: Duration) -> Option<F::Output> {
     let mut fut = pin!(fut);
-    if let Poll::Ready(out) = futures::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await
+    if let Poll::Ready(out) =
+        futures::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await
     {
         return Some(out);
     }

@@ -21,10 +21,10 @@ mod run;
 mod slot;
 pub mod trace;
 
+pub(crate) use hooks::bounded;
 pub use render::{TRUNCATION_MARKER, truncate_result};
 pub use run::decode_input;
 pub(crate) use run::{ToolSlot, run_typed};
-pub(crate) use hooks::bounded;
 pub(crate) use slot::call_json_typed;
 #[doc(hidden)]
 pub use slot::erased_tool;

@@ -115,8 +115,8 @@ pub(crate) async fn run_guarded<T: Tool>(
         return finish::<T>(run_tool(slot, &resolver, meta, input, run_timeout).await);
     }
     let output = match run_tool(slot, &resolver, meta, input.clone(), run_timeout).await {
-        Ok(output) => output,
-        Err(failure) => return failure,
+        CallOutcome::Ran(output) => output,
+        failed => return failed,
     };
 
     let mut output = ToolOutput::from(output);
@@ -135,7 +135,7 @@ pub(crate) async fn run_guarded<T: Tool>(
         };
     }
     match output.into_typed::<T::Output>() {
-        Ok(typed) => finish::<T>(Ok(typed)),
+        Ok(typed) => finish::<T>(CallOutcome::Ran(typed)),
         Err(source) => CallOutcome::failed(
             FailureKind::Tool,
             ToolCallError::InvalidOutput {
@@ -156,10 +156,10 @@ fn run_limit(meta: &ToolMeta, caller: Option<Duration>) -> Option<Duration> {
 }
 
 /// Re-validates the output: the last step of a call that ran.
-fn finish<T: Tool>(ran: Result<T::Output, CallOutcome<T::Output>>) -> CallOutcome<T::Output> {
+fn finish<T: Tool>(ran: CallOutcome<T::Output>) -> CallOutcome<T::Output> {
     let output = match ran {
-        Ok(output) => output,
-        Err(failure) => return failure,
+        CallOutcome::Ran(output) => output,
+        failed => return failed,
     };
     match output.validate() {
         Ok(()) => CallOutcome::Ran(output),
@@ -173,15 +173,15 @@ fn finish<T: Tool>(ran: Result<T::Output, CallOutcome<T::Output>>) -> CallOutcom
     }
 }
 
-/// Builds (when it has per-invocation deps) and runs the tool, within its time limit; a
-/// failure is the call's outcome.
+/// Builds (when it has per-invocation deps) and runs the tool, within its time limit:
+/// `Ran(output)` (not re-validated yet), or the failure.
 async fn run_tool<T: Tool>(
     slot: &ToolSlot<T>,
     resolver: &Resolver<'_>,
     meta: &'static ToolMeta,
     input: T::Input,
     limit: Option<Duration>,
-) -> Result<T::Output, CallOutcome<T::Output>> {
+) -> CallOutcome<T::Output> {
     let built;
     let tool = match &slot.shared {
         Some(tool) => tool,
@@ -191,14 +191,14 @@ async fn run_tool<T: Tool>(
                 &built
             }
             Err(source) => {
-                return Err(CallOutcome::failed(
+                return CallOutcome::failed(
                     FailureKind::Guard,
                     ToolCallError::Dependency {
                         tool_name: meta.name.to_string(),
                         component: meta.type_name,
                         source,
                     },
-                ));
+                );
             }
         },
     };
@@ -207,9 +207,9 @@ async fn run_tool<T: Tool>(
         None => Some(running.await),
         Some(limit) => bounded(running, limit).await,
     };
-    let tool_failed = |error| Err(CallOutcome::failed(FailureKind::Tool, error));
+    let tool_failed = |error| CallOutcome::failed(FailureKind::Tool, error);
     match result {
-        Some(Ok(Ok(out))) => Ok(out),
+        Some(Ok(Ok(out))) => CallOutcome::Ran(out),
         Some(Ok(Err(error))) => tool_failed(ToolCallError::ToolFailed {
             tool_name: meta.name.to_string(),
             error,

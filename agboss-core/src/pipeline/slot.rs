@@ -60,8 +60,7 @@ pub(crate) async fn call_json_typed<T: Tool>(
             }
         };
         match run_guarded(slot, chain, env, input).await {
-            CallOutcome::Ran(output) => match render_result(&output, &chain.pii, max_result_size)
-            {
+            CallOutcome::Ran(output) => match render_result(&output, &chain.pii, max_result_size) {
                 Ok(r) => {
                     span.record("truncated", r.truncated);
                     span.record("pii_masked", r.masked as u64);

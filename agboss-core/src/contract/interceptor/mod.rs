@@ -18,8 +18,8 @@ use crate::error::InterceptorError;
 mod context;
 mod erased;
 
-pub use context::{ToolCallContext, ToolCallResultContext, ToolOutput};
 pub(crate) use context::InputHolder;
+pub use context::{ToolCallContext, ToolCallResultContext, ToolOutput};
 #[doc(hidden)]
 pub use erased::{
     AfterFuture, AfterHook, BeforeFuture, BeforeHook, ErasedInterceptor, HookError,
