@@ -26,7 +26,12 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     check_names(TOOL_INTERCEPTOR, args.str("name"), &item.ident, &mut errors);
     check_description(TOOL_INTERCEPTOR, args.str("description"), &mut errors);
     let deps = Deps::check(&item, args.paths("deps"), &mut errors);
-    let timeout_ms = parse_positive(args.int("timeout_ms"), "timeout_ms", &mut errors);
+    let timeout_ms = parse_positive(
+        "tool-interceptor",
+        args.int("timeout_ms"),
+        "timeout_ms",
+        &mut errors,
+    );
 
     finish(&item, errors, || {
         let ident = &item.ident;

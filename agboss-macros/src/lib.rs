@@ -25,20 +25,24 @@ pub fn derive_dto(input: TokenStream) -> TokenStream {
     dto::expand(input.into()).into()
 }
 
-/// Declares a tool. See `agboss_core::tool` for the options.
+/// Declares a tool: `name`, `description`, `input`, `output` (required); `max_result_size`,
+/// `timeout_ms` (bounds `run`), `tool_interceptors`, `exclude_tool_interceptors`,
+/// `pii_policies`, `deps`. See `agboss_core::contract::tool` and the README.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
 }
 
-/// Declares a tool interceptor. See `agboss_core::interceptor` for the options.
+/// Declares a tool interceptor: `name`, `description` (required); `deps`; `timeout_ms`, the time
+/// limit of each of its hooks (default: the app's `interceptor_timeout`, 10 s), past which the
+/// call fails closed. See `agboss_core::contract::interceptor` and the README.
 #[proc_macro_attribute]
 pub fn tool_interceptor(attr: TokenStream, item: TokenStream) -> TokenStream {
     interceptor::expand(attr.into(), item.into()).into()
 }
 
 /// Declares a PII policy: which personal data to mask in what a tool call sends to a model,
-/// and how. See `agboss_core::pii_policy` for the options.
+/// and how. See `agboss_core::contract::pii_policy` for the options.
 #[proc_macro_attribute]
 pub fn pii_policy(attr: TokenStream, item: TokenStream) -> TokenStream {
     pii_policy::expand(attr.into(), item.into()).into()

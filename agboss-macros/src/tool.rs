@@ -34,9 +34,13 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let args = Args::parse("tool", attr, KEYS, &mut errors);
     check_names(TOOL, args.str("name"), &item.ident, &mut errors);
     check_description(TOOL, args.str("description"), &mut errors);
-    let max_result_size =
-        parse_positive(args.int("max_result_size"), "max_result_size", &mut errors);
-    let timeout_ms = parse_positive(args.int("timeout_ms"), "timeout_ms", &mut errors);
+    let max_result_size = parse_positive(
+        "tool",
+        args.int("max_result_size"),
+        "max_result_size",
+        &mut errors,
+    );
+    let timeout_ms = parse_positive("tool", args.int("timeout_ms"), "timeout_ms", &mut errors);
     let deps = Deps::check(&item, args.paths("deps"), &mut errors);
     check_attach_exclude(
         args.paths("tool_interceptors"),
@@ -81,14 +85,20 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     })
 }
 
-pub fn parse_positive(lit: Option<&syn::LitInt>, key: &str, errors: &mut Errors) -> Option<u64> {
+/// `[<kind>.<key>]`: a positive whole number (`max_result_size`, `timeout_ms`).
+pub fn parse_positive(
+    kind: &str,
+    lit: Option<&syn::LitInt>,
+    key: &str,
+    errors: &mut Errors,
+) -> Option<u64> {
     let lit = lit?;
     match lit.base10_parse::<u64>() {
         Ok(0) | Err(_) => {
             errors.push(syn::Error::new(
                 lit.span(),
                 format!(
-                    "[tool.{}] `{key}` must be a positive whole number",
+                    "[{kind}.{}] `{key}` must be a positive whole number",
                     key.replace('_', "-")
                 ),
             ));

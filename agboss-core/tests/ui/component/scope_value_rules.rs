@@ -32,4 +32,14 @@ pub struct BillingAgent;
               exclude_tool_interceptors = [AuditToolInterceptor])]
 pub struct ShopApplication;
 
+
+#[tool_interceptor(name = "slow-tool-interceptor", description = "Never ends", timeout_ms = 0)]
+pub struct SlowToolInterceptor;
+
+impl BeforeToolCall for SlowToolInterceptor {
+    async fn before_tool_call(&self, _call: &ToolCallContext<'_>) -> Result<ToolCallDecision, InterceptorError> {
+        Ok(ToolCallDecision::allow())
+    }
+}
+
 fn main() {}
