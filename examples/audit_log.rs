@@ -98,10 +98,17 @@ impl ToolCallListener for AuditListener {
             "agent.tool_result",
             json!({ "tool_use_id": ctx.use_id, "name": call.tool_name, "error": error.to_string(), "is_error": true }),
         );
-        // Only a tool's own failure or a rejected input can be reported to the model (the loop
-        // adapts); a block or a failing guard always fails the step, whatever is returned here.
-        (!error.is_guard_failure())
-            .then(|| format!("Tool '{}' could not complete this call.", call.tool_name))
+        match error {
+            // The agent loop tells the model which fields were wrong.
+            ToolCallError::InvalidInput { .. } => None,
+            // A block or a failing guard fails the step, whatever is returned here.
+            e if e.is_guard_failure() => None,
+            // The tool's own failure: a short, safe text for the model, and the loop goes on.
+            _ => Some(format!(
+                "Tool '{}' could not complete this call.",
+                call.tool_name
+            )),
+        }
     }
 
     fn after_completion(&self, ctx: UseContext, call: &ToolCallInfo<'_>) {
