@@ -64,9 +64,11 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     /// [`ToolHandle::invoke_json`]).
     pub async fn invoke(&self, input: T::Input) -> Result<T::Output, ToolCallError> {
         let call_id = self.call_id_or_new();
-        self.typed_with(input, call_id.clone())
-            .await
-            .into_direct(T::META.name, call_id.as_str())
+        direct(
+            self.typed_with(input, call_id.clone()).await,
+            T::META,
+            &call_id,
+        )
     }
 
     /// Like [`ToolHandle::invoke`], returning the whole [`CallOutcome`] (decision included).
@@ -96,10 +98,12 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     /// output, masked and truncated to `max_result_size`.
     pub async fn invoke_json(&self, args: &str) -> Result<String, ToolCallError> {
         let call_id = self.call_id_or_new();
-        self.json_with(args, call_id.clone())
-            .await
-            .into_direct(T::META.name, call_id.as_str())
-            .map(|r| r.text)
+        direct(
+            self.json_with(args, call_id.clone()).await,
+            T::META,
+            &call_id,
+        )
+        .map(|r| r.text)
     }
 
     /// Like [`ToolHandle::invoke_json`] with a JSON value.
@@ -164,17 +168,31 @@ impl<'a> DynToolHandle<'a> {
     pub async fn invoke_json(&self, args: &str) -> Result<String, ToolCallError> {
         let call_id = self.call_id.clone().unwrap_or_else(CallId::generate);
         let env = env(self.app, self.tenant.as_ref(), call_id.clone());
-        self.bound
-            .call_with(env, args)
-            .await
-            .into_direct(self.bound.meta.name, call_id.as_str())
-            .map(|r| r.text)
+        direct(
+            self.bound.call_with(env, args).await,
+            self.bound.meta,
+            &call_id,
+        )
+        .map(|r| r.text)
     }
     /// Runs the call and returns its [`CallOutcome`] (`reply_to_model` is an outcome).
     pub async fn call(&self, args: &str) -> CallOutcome<Rendered> {
         let call_id = self.call_id.clone().unwrap_or_else(CallId::generate);
         let env = env(self.app, self.tenant.as_ref(), call_id);
         self.bound.call_with(env, args).await
+    }
+}
+
+/// The result of a direct call. The call id is only read (formatted) for a reply, which is an
+/// error here.
+fn direct<O>(
+    outcome: CallOutcome<O>,
+    tool: &ToolMeta,
+    call_id: &CallId,
+) -> Result<O, ToolCallError> {
+    match outcome {
+        CallOutcome::Ran(output) => Ok(output),
+        other => other.into_direct(tool.name, call_id.as_str()),
     }
 }
 

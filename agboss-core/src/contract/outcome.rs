@@ -150,14 +150,15 @@ pub enum CallOutcome<O = Rendered> {
         /// The message for the model (masked by the path's PII policies).
         message: String,
     },
-    /// The call failed: blocked, rejected, the tool failed, or a guard failed.
-    Failed(CallFailure),
+    /// The call failed: blocked, rejected, the tool failed, or a guard failed (boxed: the
+    /// outcome a call moves through the pipeline stays small on the paths that did not fail).
+    Failed(Box<CallFailure>),
 }
 
 impl<O> CallOutcome<O> {
     /// A failed outcome.
     pub fn failed(kind: FailureKind, error: ToolCallError) -> Self {
-        Self::Failed(CallFailure::new(kind, error))
+        Self::Failed(Box::new(CallFailure::new(kind, error)))
     }
 
     /// A failed outcome classified by its error: the mapping for callbacks that only have a
@@ -214,7 +215,7 @@ impl<O> CallOutcome<O> {
     /// The failure, if the call failed.
     pub fn failure(&self) -> Option<&CallFailure> {
         match self {
-            Self::Failed(f) => Some(f),
+            Self::Failed(f) => Some(&**f),
             _ => None,
         }
     }

@@ -44,7 +44,9 @@ pub async fn before<T: Tool>(
         input: &holder,
         execution: &execution,
     };
-    before_one(&link(interceptor), &resolver, &call).await
+    before_one(&link(interceptor), &resolver, &call)
+        .await
+        .map_err(|e| *e)
 }
 
 /// Runs `after_tool_call` of one interceptor on `output`, then re-validates the result against
@@ -68,7 +70,9 @@ pub async fn after<T: Tool>(
         },
         output,
     };
-    let out = after_one(&link(interceptor), &resolver, call).await?;
+    let out = after_one(&link(interceptor), &resolver, call)
+        .await
+        .map_err(|e| *e)?;
     let invalid = |source| ToolCallError::InvalidOutput {
         tool_name: T::META.name.to_string(),
         source,

@@ -4,8 +4,8 @@
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::pin;
-use std::task::Poll;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::FutureExt as _;
@@ -30,31 +30,75 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
-/// Runs `fut` to completion, or gives up after `limit` (`None`). The first poll happens before
-/// any timer exists, so a future that is ready at once (most hooks) costs no clock read; one that
-/// suspends is bounded by a tokio timer. Outside a tokio runtime there is no timer: the future is
-/// awaited unbounded (nothing it guards runs meanwhile).
-pub(crate) async fn bounded<F: Future>(fut: F, limit: Duration) -> Option<F::Output> {
-    let mut fut = pin!(fut);
-    if let Poll::Ready(out) =
-        futures::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await
-    {
-        return Some(out);
+pin_project_lite::pin_project! {
+    /// `fut` bounded by `limit`: `Some(output)`, or `None` once the limit passed. The timer is
+    /// armed only when `fut` first suspends, so a future that is ready at once (most hooks)
+    /// costs no clock read and no allocation. Outside a tokio runtime there is no timer: the
+    /// future is awaited unbounded (nothing it guards runs meanwhile).
+    pub(crate) struct Bounded<F> {
+        #[pin]
+        fut: F,
+        limit: Duration,
+        timer: Option<Pin<Box<tokio::time::Sleep>>>,
+        untimed: bool,
     }
-    if tokio::runtime::Handle::try_current().is_err() {
-        return Some(fut.await);
-    }
-    tokio::time::timeout(limit, fut).await.ok()
 }
+
+impl<F: Future> Future for Bounded<F> {
+    type Output = Option<F::Output>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(out) = this.fut.poll(cx) {
+            return Poll::Ready(Some(out));
+        }
+        if *this.untimed {
+            return Poll::Pending;
+        }
+        let timer = match this.timer {
+            Some(timer) => timer,
+            None => {
+                if tokio::runtime::Handle::try_current().is_err() {
+                    *this.untimed = true;
+                    return Poll::Pending;
+                }
+                this.timer.insert(Box::pin(tokio::time::sleep(*this.limit)))
+            }
+        };
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// Bounds `fut` by `limit` (see [`Bounded`]).
+#[inline]
+pub(crate) fn bounded<F: Future>(fut: F, limit: Duration) -> Bounded<F> {
+    Bounded {
+        fut,
+        limit,
+        timer: None,
+        untimed: false,
+    }
+}
+
+/// Why a hook did not produce a value: always a guard failure. Boxed, so that the result an
+/// allowing hook returns through the chain stays small.
+pub(crate) type HookFailure = Box<ToolCallError>;
 
 /// Runs one interceptor's `before_tool_call`, failing closed on an error, a panic or a timeout.
 pub(crate) async fn before_one(
     link: &Link,
     resolver: &Resolver<'_>,
     call: &ToolCallContext<'_>,
-) -> Result<ToolCallDecision, ToolCallError> {
+) -> Result<ToolCallDecision, HookFailure> {
     let name = link.interceptor.meta().name;
-    let result = guarded_hook(call.tool, link, || link.interceptor.before(resolver, call)).await;
+    let result = guarded_hook(call.tool, name, link.timeout, || {
+        link.interceptor.before(resolver, call)
+    })
+    .await;
     match &result {
         Ok(ToolCallDecision::Allow) => tracing::debug!(
             tool = call.tool.name,
@@ -95,60 +139,59 @@ pub(crate) async fn after_one(
     link: &Link,
     resolver: &Resolver<'_>,
     call: ToolCallResultContext<'_>,
-) -> Result<ToolOutput, ToolCallError> {
+) -> Result<ToolOutput, HookFailure> {
     let tool = call.call.tool;
-    tracing::trace!(
-        tool = tool.name,
-        interceptor = link.interceptor.meta().name,
-        "after_tool_call"
-    );
-    guarded_hook(tool, link, || link.interceptor.after(resolver, call)).await
+    let name = link.interceptor.meta().name;
+    tracing::trace!(tool = tool.name, interceptor = name, "after_tool_call");
+    guarded_hook(tool, name, link.timeout, || {
+        link.interceptor.after(resolver, call)
+    })
+    .await
 }
 
-/// Starts a hook (building its per-invocation instance) and runs it to completion within the
-/// link's time limit, failing closed: a dependency that cannot be built, an `Err`, a panic
+/// Starts a hook (building its per-invocation instance) and runs it to completion within its
+/// time limit, failing closed: a dependency that cannot be built, an `Err`, a panic
 /// (while building or running) and a timeout all become the call's error.
 async fn guarded_hook<F, T>(
     tool: &ToolMeta,
-    link: &Link,
+    interceptor: &'static str,
+    limit: Duration,
     start: impl FnOnce() -> Result<F, DiError>,
-) -> Result<T, ToolCallError>
+) -> Result<T, HookFailure>
 where
     F: Future<Output = Result<T, InterceptorError>>,
 {
-    let interceptor = link.interceptor.meta().name;
     let result = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
-        Ok(Ok(future)) => {
-            match bounded(AssertUnwindSafe(future).catch_unwind(), link.timeout).await {
-                Some(ran) => ran.map(|r| r.map_err(HookError::Failed)),
-                None => {
-                    return Err(ToolCallError::InterceptorTimeout {
-                        tool_name: tool.name.to_string(),
-                        interceptor,
-                        timeout_ms: u64::try_from(link.timeout.as_millis()).unwrap_or(u64::MAX),
-                    });
-                }
+        Ok(Ok(future)) => match bounded(AssertUnwindSafe(future).catch_unwind(), limit).await {
+            Some(ran) => ran.map(|r| r.map_err(HookError::Failed)),
+            None => {
+                return Err(Box::new(ToolCallError::InterceptorTimeout {
+                    tool_name: tool.name.to_string(),
+                    interceptor,
+                    timeout_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+                }));
             }
-        }
+        },
         Ok(Err(dependency)) => Ok(Err(HookError::Dependency(dependency))),
         Err(payload) => Err(payload),
     };
-    match result {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(HookError::Failed(error))) => Err(ToolCallError::InterceptorFailed {
+    let error = match result {
+        Ok(Ok(value)) => return Ok(value),
+        Ok(Err(HookError::Failed(error))) => ToolCallError::InterceptorFailed {
             tool_name: tool.name.to_string(),
             interceptor,
             error,
-        }),
-        Ok(Err(HookError::Dependency(source))) => Err(ToolCallError::Dependency {
+        },
+        Ok(Err(HookError::Dependency(source))) => ToolCallError::Dependency {
             tool_name: tool.name.to_string(),
             component: interceptor,
             source,
-        }),
-        Err(payload) => Err(ToolCallError::InterceptorPanicked {
+        },
+        Err(payload) => ToolCallError::InterceptorPanicked {
             tool_name: tool.name.to_string(),
             interceptor,
             message: panic_message(&*payload),
-        }),
-    }
+        },
+    };
+    Err(Box::new(error))
 }

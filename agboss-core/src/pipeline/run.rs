@@ -100,7 +100,7 @@ pub(crate) async fn run_guarded<T: Tool>(
                 };
                 return CallOutcome::failed(FailureKind::Blocked, blocked.into());
             }
-            Err(error) => return guard(error),
+            Err(error) => return guard(*error),
         }
     }
 
@@ -131,7 +131,7 @@ pub(crate) async fn run_guarded<T: Tool>(
         };
         output = match after_one(link, &resolver, result_call).await {
             Ok(output) => output,
-            Err(error) => return guard(error),
+            Err(error) => return guard(*error),
         };
     }
     match output.into_typed::<T::Output>() {
