@@ -18,7 +18,7 @@
 //! |---|---|---|
 //! | 6 | [`app`] | [`App`], [`AppBuilder`], the tool handles, `execute` / `stream` |
 //! | 5 | [`engine`] | runs: the agent loop, routers, workflows, events |
-//! | 4 | [`callback`] | [`ToolCallback`](callback::ToolCallback), listeners, the one callback stack |
+//! | 4 | [`callback`] | [`callback::ToolCallback`], listeners, the one callback stack |
 //! | 3 | [`cascade`] | scopes resolved into chains, once per app; `describe()` |
 //! | 2 | [`pipeline`] | one guarded call on a chain; rendering; the observation policy |
 //! | 1 | [`contract`] | the traits users implement, the metas macros generate, the registry, the chain and the outcome |

@@ -145,7 +145,7 @@ impl AppBuilder {
         self.agent_models.insert(agent_or_router_name, model);
         self
     }
-    /// Makes every [`BuildWarning`] a build error.
+    /// Makes every [`BuildWarning`](crate::BuildWarning) a build error.
     pub fn deny_warnings(mut self) -> Self {
         self.bp.deny_warnings = true;
         self

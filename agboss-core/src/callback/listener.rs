@@ -148,7 +148,7 @@ pub struct ToolCallInfo<'a> {
 }
 
 /// Observes tool invocations. Every method has a no-op default; see the [module
-/// docs](crate::listener) for the semantics.
+/// docs](crate::callback::listener) for the semantics.
 pub trait ToolCallListener: Send + Sync + 'static {
     /// The per-invocation correlation context returned by [`before_call`](Self::before_call) and
     /// handed back to the other methods for the same invocation. `()` when none is needed; wrap

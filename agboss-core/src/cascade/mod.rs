@@ -43,7 +43,7 @@ pub struct ScopeSpec {
 }
 
 /// Something found at build time that is probably a mistake but does not stop the app.
-/// Reported through `tracing::warn!` and [`App::warnings`]; [`AppBuilder::deny_warnings`]
+/// Reported through `tracing::warn!` and [`App::warnings`](crate::App::warnings); [`AppBuilder::deny_warnings`](crate::AppBuilder::deny_warnings)
 /// turns them into a build error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -87,7 +87,7 @@ pub enum RunError {
     /// `FailStep`, or an error an `on_error` handler re-raised.
     #[error(transparent)]
     Step(#[from] StepFailedError),
-    /// The run's [`CancelToken`] was cancelled.
+    /// The run's [`CancelToken`](super::CancelToken) was cancelled.
     #[error("the run was cancelled")]
     Cancelled,
 }
