@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::hmac::HmacKey;
+use super::mask_key::HmacKey;
 use super::{Detector, PiiError, PiiMatch, builtin_detectors, is_valid_detector_name};
 
 /// How a finding is masked. See the [module documentation](super) for the exact output.

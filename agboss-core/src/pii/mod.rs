@@ -97,7 +97,7 @@
 //! ```
 
 mod detectors;
-mod hmac;
+mod mask_key;
 mod masker;
 
 use std::borrow::Cow;
