@@ -34,6 +34,7 @@
 
 mod error;
 mod openai;
+pub(crate) mod sse;
 mod stream;
 mod types;
 

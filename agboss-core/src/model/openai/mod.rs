@@ -7,6 +7,8 @@ use std::fmt;
 use std::time::Duration;
 
 use futures::StreamExt;
+
+use crate::model::sse::SseStream;
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue};
 
@@ -452,8 +454,12 @@ impl ChatModel for OpenAiCompatibleModel {
     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
         let body = wire::request_body(&self.model, req, true);
         let response = self.send_with_retries(&body, true).await?;
+        let timeout = self.timeout;
+        let bytes = response
+            .bytes_stream()
+            .map(move |chunk| chunk.map_err(|e| transport_error(&e, timeout)));
         let state = StreamState {
-            bytes: Box::pin(response.bytes_stream().map(|r| r.map(|b| b.to_vec()))),
+            events: SseStream::new(bytes),
             decoder: wire::StreamDecoder::default(),
             pending: VecDeque::new(),
             finished: false,
@@ -463,10 +469,19 @@ impl ChatModel for OpenAiCompatibleModel {
     }
 }
 
-type ByteStream = std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<Vec<u8>>> + Send>>;
+/// A transport error of a streamed body: a timeout, or the connection lost.
+fn transport_error(e: &reqwest::Error, timeout: Duration) -> ModelError {
+    if e.is_timeout() {
+        ModelError::Timeout { after: timeout }
+    } else {
+        ModelError::StreamTruncated {
+            detail: format!("connection lost mid-stream: {}", error_chain(e)),
+        }
+    }
+}
 
 struct StreamState {
-    bytes: ByteStream,
+    events: SseStream,
     decoder: wire::StreamDecoder,
     pending: VecDeque<ModelStreamEvent>,
     /// Set after the last item (event or error) was handed out.
@@ -484,27 +499,20 @@ async fn next_event(
         if state.finished || state.decoder.is_done() {
             return None;
         }
-        let next = match tokio::time::timeout(state.timeout, state.bytes.next()).await {
+        let next = match tokio::time::timeout(state.timeout, state.events.next()).await {
             Err(_) => Err(ModelError::Timeout {
                 after: state.timeout,
             }),
             Ok(None) => {
                 // End of body: fine only after [DONE] (then `finish` is Ok).
                 state.finished = true;
-                state.decoder.finish().map(|()| Vec::new())
+                let mid_event = state.events.ended_mid_event();
+                state.decoder.finish(mid_event).map(|()| Vec::new())
             }
-            Ok(Some(Err(e))) => Err(if e.is_timeout() {
-                ModelError::Timeout {
-                    after: state.timeout,
-                }
-            } else {
-                ModelError::StreamTruncated {
-                    detail: format!("connection lost mid-stream: {}", error_chain(&e)),
-                }
-            }),
-            Ok(Some(Ok(chunk))) => {
+            Ok(Some(Err(error))) => Err(error),
+            Ok(Some(Ok(event))) => {
                 let mut out = Vec::new();
-                state.decoder.feed(&chunk, &mut out).map(|()| out)
+                state.decoder.on_event(&event.data, &mut out).map(|()| out)
             }
         };
         match next {
@@ -518,3 +526,6 @@ async fn next_event(
         }
     }
 }
+
+#[cfg(test)]
+mod sse_tests;

@@ -300,15 +300,10 @@ struct PartialCall {
     pending_args: String,
 }
 
-/// Turns SSE bytes of a streamed chat completion into [`ModelStreamEvent`]s.
+/// Turns the `data` of the SSE events of a streamed chat completion (parsed by
+/// `eventsource-stream`) into [`ModelStreamEvent`]s.
 #[derive(Default)]
 pub(crate) struct StreamDecoder {
-    /// Bytes of an incomplete line.
-    line: Vec<u8>,
-    /// `data:` lines of the current event.
-    data: Vec<String>,
-    /// Whether the current event has any field line yet.
-    in_event: bool,
     text: String,
     has_text: bool,
     /// Calls by provider index, in order of first appearance.
@@ -324,36 +319,26 @@ impl StreamDecoder {
         self.done
     }
 
-    /// Feeds bytes; appends resulting events to `out`.
-    pub(crate) fn feed(
+    /// One SSE event's data; appends the resulting events to `out`. Anything after `[DONE]` is
+    /// ignored.
+    pub(crate) fn on_event(
         &mut self,
-        bytes: &[u8],
+        data: &str,
         out: &mut Vec<ModelStreamEvent>,
     ) -> Result<(), ModelError> {
-        for &b in bytes {
-            if self.done {
-                // Anything after [DONE] is ignored.
-                return Ok(());
-            }
-            if b == b'\n' {
-                let mut line = std::mem::take(&mut self.line);
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                self.line_complete(&line, out)?;
-            } else {
-                self.line.push(b);
-            }
-        }
-        Ok(())
-    }
-
-    /// Called at end of input; errors when the stream was cut.
-    pub(crate) fn finish(&mut self) -> Result<(), ModelError> {
         if self.done {
             return Ok(());
         }
-        let detail = if !self.line.is_empty() || self.in_event {
+        self.dispatch(data, out)
+    }
+
+    /// Called at end of input; errors when the stream was cut (`mid_event`: the body ended
+    /// inside an event, which SSE discards).
+    pub(crate) fn finish(&mut self, mid_event: bool) -> Result<(), ModelError> {
+        if self.done {
+            return Ok(());
+        }
+        let detail = if mid_event {
             "connection closed in the middle of an event"
         } else {
             "connection closed before `data: [DONE]`"
@@ -361,35 +346,6 @@ impl StreamDecoder {
         Err(ModelError::StreamTruncated {
             detail: detail.to_owned(),
         })
-    }
-
-    fn line_complete(
-        &mut self,
-        line: &[u8],
-        out: &mut Vec<ModelStreamEvent>,
-    ) -> Result<(), ModelError> {
-        if line.is_empty() {
-            if self.in_event {
-                self.in_event = false;
-                let data = std::mem::take(&mut self.data).join("\n");
-                self.dispatch(&data, out)?;
-            }
-            return Ok(());
-        }
-        if line[0] == b':' {
-            return Ok(()); // comment / keep-alive
-        }
-        let line =
-            std::str::from_utf8(line).map_err(|_| malformed("stream line is not valid UTF-8"))?;
-        let (field, value) = match line.split_once(':') {
-            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
-            None => (line, ""),
-        };
-        self.in_event = true;
-        if field == "data" {
-            self.data.push(value.to_owned());
-        }
-        Ok(())
     }
 
     fn dispatch(&mut self, data: &str, out: &mut Vec<ModelStreamEvent>) -> Result<(), ModelError> {

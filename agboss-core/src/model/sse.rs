@@ -1,0 +1,179 @@
+//! Server-sent events of streaming providers: bytes → events, parsed by `eventsource-stream2`
+//! (LF, CR and CRLF line ends, comments, multi-line `data:`, any split of the bytes), with the
+//! transport's errors kept as [`ModelError`]s. A leading BOM is stripped here, before the
+//! parser, so that one split across chunks is stripped too (the parser only sees a BOM that
+//! arrives whole in the first chunk).
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+
+use eventsource_stream2::{Event, EventStreamError, Eventsource as _};
+use futures::{Stream, StreamExt as _};
+
+use super::ModelError;
+
+type Events = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<ModelError>>> + Send>>;
+
+/// The events of one streamed response.
+pub(crate) struct SseStream {
+    events: Events,
+    /// Whether the bytes so far end inside an event (SSE discards such an event at the end).
+    mid_event: Arc<AtomicBool>,
+}
+
+impl SseStream {
+    /// Parses `bytes` as an event stream.
+    pub(crate) fn new<S, B>(bytes: S) -> Self
+    where
+        S: Stream<Item = Result<B, ModelError>> + Send + 'static,
+        B: AsRef<[u8]> + Send + 'static,
+    {
+        let mid_event = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&mid_event);
+        let mut tail = Tail::default();
+        let mut bom = Bom::default();
+        // A last line end at the end of the body: a stream whose last event ends in bare CRs
+        // (`\r\r`) is complete, but a parser cannot know that a trailing CR is not the first
+        // half of a CRLF until it sees the next byte, or this one.
+        let end = futures::stream::once(async { Ok(b"\n".to_vec()) });
+        let bytes = bytes
+            .map(move |chunk| chunk.map(|chunk| bom.strip(chunk.as_ref())))
+            .chain(end)
+            .map(move |chunk| {
+                if let Ok(chunk) = &chunk {
+                    tail.feed(chunk);
+                    seen.store(tail.in_event, Ordering::Relaxed);
+                }
+                chunk
+            });
+        Self {
+            events: Box::pin(bytes.eventsource()),
+            mid_event,
+        }
+    }
+
+    /// True when the bytes received so far end inside an unfinished event.
+    pub(crate) fn ended_mid_event(&self) -> bool {
+        self.mid_event.load(Ordering::Relaxed)
+    }
+}
+
+impl Stream for SseStream {
+    type Item = Result<Event, ModelError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.events.poll_next_unpin(cx).map(|item| {
+            item.map(|event| {
+                event.map_err(|error: EventStreamError<ModelError>| {
+                    let detail = format!("stream is not valid UTF-8: {error}");
+                    error
+                        .into_transport()
+                        .unwrap_or(ModelError::MalformedResponse { detail })
+                })
+            })
+        })
+    }
+}
+
+/// Strips the optional UTF-8 BOM at the very start of a stream, also when it arrives in pieces.
+#[derive(Default)]
+struct Bom {
+    /// The stream's first bytes while they may still be a BOM.
+    held: Vec<u8>,
+    decided: bool,
+}
+
+impl Bom {
+    const BYTES: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+    fn strip(&mut self, chunk: &[u8]) -> Vec<u8> {
+        if self.decided {
+            return chunk.to_vec();
+        }
+        self.held.extend_from_slice(chunk);
+        let n = self.held.len().min(3);
+        if self.held[..n] != Self::BYTES[..n] {
+            self.decided = true;
+            return std::mem::take(&mut self.held);
+        }
+        if n < 3 {
+            return Vec::new(); // still maybe a BOM: wait for more bytes
+        }
+        self.decided = true;
+        self.held.split_off(3)
+    }
+}
+
+/// Where the bytes so far end: inside an event, or at an event boundary (a blank line). Only
+/// line ends are looked at (LF, CR, CRLF), so it costs one pass over each chunk.
+#[derive(Default)]
+struct Tail {
+    in_event: bool,
+    /// The last byte ended a line (`\r` or `\n`).
+    line_ended: bool,
+    /// The last byte was `\r` (a following `\n` belongs to the same line end).
+    after_cr: bool,
+}
+
+impl Tail {
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            match b {
+                b'\n' if self.after_cr => self.after_cr = false,
+                b'\r' | b'\n' => {
+                    if self.line_ended {
+                        // A blank line: the event (if any) is dispatched.
+                        self.in_event = false;
+                    }
+                    self.line_ended = true;
+                    self.after_cr = b == b'\r';
+                }
+                _ => {
+                    self.in_event = true;
+                    self.line_ended = false;
+                    self.after_cr = false;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tail_of(chunks: &[&str]) -> bool {
+        let mut tail = Tail::default();
+        for c in chunks {
+            tail.feed(c.as_bytes());
+        }
+        tail.in_event
+    }
+
+    #[test]
+    fn a_bom_is_stripped_once_even_in_pieces() {
+        let mut bom = Bom::default();
+        assert_eq!(bom.strip(&[0xEF]), b"");
+        assert_eq!(bom.strip(&[0xBB]), b"");
+        assert_eq!(bom.strip(&[0xBF, b'd']), b"d");
+        assert_eq!(bom.strip(&[0xEF, 0xBB, 0xBF]), [0xEF, 0xBB, 0xBF]);
+        let mut plain = Bom::default();
+        assert_eq!(plain.strip(b"da"), b"da");
+        let mut near = Bom::default();
+        assert_eq!(near.strip(&[0xEF]), b"");
+        assert_eq!(near.strip(b"x"), [0xEF, b'x']);
+    }
+
+    #[test]
+    fn the_tail_knows_an_event_boundary_in_every_line_ending() {
+        assert!(!tail_of(&["data: a\n\n"]));
+        assert!(!tail_of(&["data: a\r\n\r\n"]));
+        assert!(!tail_of(&["data: a\r\r"]));
+        assert!(!tail_of(&["data: a\r", "\n\r", "\n"]));
+        assert!(tail_of(&["data: a\n"]));
+        assert!(tail_of(&["data: a\r\n"]));
+        assert!(tail_of(&["data: a\n\ndata: {\"id\""]));
+        assert!(!tail_of(&[]));
+    }
+}
