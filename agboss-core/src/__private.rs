@@ -2,6 +2,7 @@
 /// Runtime of `#[derive(Dto)]`.
 pub use crate::dto::__private as dto;
 pub use inventory;
+pub use schemars;
 pub use serde;
 pub use serde_json;
 

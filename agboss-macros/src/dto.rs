@@ -31,15 +31,19 @@ enum Kind {
     Number,
     Boolean,
     Nested,
+    /// Any type with a `schemars::JsonSchema` and serde impls: serde decodes (and so validates)
+    /// it, schemars describes it.
+    Schema,
 }
 
 impl Kind {
-    const ALL: [Kind; 5] = [
+    const ALL: [Kind; 6] = [
         Kind::Text,
         Kind::Integer,
         Kind::Number,
         Kind::Boolean,
         Kind::Nested,
+        Kind::Schema,
     ];
 
     fn name(self) -> &'static str {
@@ -49,6 +53,7 @@ impl Kind {
             Kind::Number => "number",
             Kind::Boolean => "boolean",
             Kind::Nested => "nested",
+            Kind::Schema => "schema",
         }
     }
 
@@ -63,7 +68,7 @@ impl Kind {
         let own: &[&str] = match self {
             Kind::Text => &["prompt", "min_length", "max_length", "pattern", "choices"],
             Kind::Integer | Kind::Number => &["prompt", "min", "max"],
-            Kind::Boolean | Kind::Nested => &["prompt"],
+            Kind::Boolean | Kind::Nested | Kind::Schema => &["prompt"],
         };
         let mut keys = own.join(", ");
         if list {
@@ -172,6 +177,8 @@ struct KindArgs {
 struct FieldModel {
     ident: Ident,
     ty: Type,
+    /// The type is `Option<_>` (the member may be absent).
+    optional: bool,
     wire: String,
     kind: Kind,
     prompt: String,
@@ -374,12 +381,14 @@ fn parse_field_into(
             format_args!(
                 "[dto.kind-missing] field `{ident}` needs a kind attribute with a prompt, e.g. \
                  #[{guess}(prompt = \"...\")]; the kinds are #[text], #[integer], #[number], \
-                 #[boolean] and #[nested]"
+                 #[boolean], #[nested] and #[schema]"
             ),
         ));
         return None;
     };
 
+    // A `#[schema]` field is described by schemars as a whole (lists included).
+    let list = list && kind != Kind::Schema;
     let args = match &attr.meta {
         syn::Meta::Path(_) => KindArgs::default(),
         meta => match KindArgs::from_meta(meta) {
@@ -448,6 +457,7 @@ fn parse_field_into(
     let wire = ident.unraw().to_string().to_lower_camel_case();
     Some(FieldModel {
         ident,
+        optional: generic_arg(ty, "Option").is_some(),
         ty: ty.clone(),
         wire,
         kind,
@@ -501,6 +511,18 @@ fn check_keys(
                 kind.keys(list)
             ),
         ));
+    }
+    if kind == Kind::Schema {
+        for v in [&args.min_items, &args.max_items].into_iter().flatten() {
+            acc.push(error(
+                v.span(),
+                format_args!(
+                    "[dto.constraint-kind] #[schema] field `{ident}` takes only a prompt: \
+                     schemars describes it and serde checks it; put the rule in its type"
+                ),
+            ));
+        }
+        return;
     }
     if !list {
         let ty = quote!(#ty).to_string().replace(' ', "");
@@ -711,8 +733,59 @@ fn generate(model: &Model) -> TokenStream {
     let idents: Vec<_> = model.fields.iter().map(|f| &f.ident).collect();
     let tys: Vec<_> = model.fields.iter().map(|f| &f.ty).collect();
     let wires: Vec<_> = model.fields.iter().map(|f| f.wire.as_str()).collect();
-    let prompts: Vec<_> = model.fields.iter().map(|f| f.prompt.as_str()).collect();
     let skip = "::agboss_core::__private::dto::is_absent";
+    let schemars = quote!(::agboss_core::__private::schemars);
+
+    // Per field: how it serializes, its schema, its checks. `#[schema]` fields go through
+    // schemars and serde; every other kind through `DtoValue`.
+    let mut ser_fields = Vec::new();
+    let mut schema_stmts = Vec::new();
+    let mut validate_stmts = Vec::new();
+    let mut check_stmts = Vec::new();
+    for (f, cname) in model.fields.iter().zip(&consts) {
+        let (ident, ty, wire, prompt) = (&f.ident, &f.ty, f.wire.as_str(), f.prompt.as_str());
+        if f.kind == Kind::Schema {
+            let skip_none = if f.optional {
+                quote!(#[serde(rename = #wire, skip_serializing_if = "::core::option::Option::is_none")])
+            } else {
+                quote!(#[serde(rename = #wire)])
+            };
+            ser_fields.push(quote!(#skip_none #ident: &'__a #ty,));
+            let required = !f.optional;
+            schema_stmts.push(quote! {
+                __properties.insert(
+                    ::std::string::String::from(#wire),
+                    #rt::describe(#rt::schemars_schema::<#ty>(), #prompt),
+                );
+                if #required {
+                    __required.push(#json::Value::from(#wire));
+                }
+            });
+            check_stmts.push(quote! {
+                #rt::check_schema_member::<#ty>(__object, #wire, #required, __path, __errors);
+            });
+        } else {
+            ser_fields.push(quote! {
+                #[serde(rename = #wire, skip_serializing_if = #skip)]
+                #ident: &'__a #ty,
+            });
+            schema_stmts.push(quote! {
+                __properties.insert(
+                    ::std::string::String::from(#wire),
+                    #rt::describe(<#ty as #rt::DtoValue>::schema(&#cname), #prompt),
+                );
+                if <#ty as #rt::DtoValue>::REQUIRED {
+                    __required.push(#json::Value::from(#wire));
+                }
+            });
+            validate_stmts.push(quote! {
+                #rt::validate_member::<#ty>(&self.#ident, #wire, &#cname, __path, __errors);
+            });
+            check_stmts.push(quote! {
+                #rt::check_member::<#ty>(__object, #wire, &#cname, __path, __errors);
+            });
+        }
+    }
 
     quote! {
         #[doc(hidden)]
@@ -729,10 +802,7 @@ fn generate(model: &Model) -> TokenStream {
                     #[derive(#serde::Serialize)]
                     #[serde(crate = #serde_crate)]
                     struct __AgbossSer<'__a> {
-                        #(
-                            #[serde(rename = #wires, skip_serializing_if = #skip)]
-                            #idents: &'__a #tys,
-                        )*
+                        #(#ser_fields)*
                     }
                     #serde::Serialize::serialize(
                         &__AgbossSer { #(#idents: &self.#idents,)* },
@@ -767,15 +837,7 @@ fn generate(model: &Model) -> TokenStream {
                 fn json_schema() -> #json::Value {
                     let mut __properties = #json::Map::new();
                     let mut __required = ::std::vec::Vec::new();
-                    #(
-                        __properties.insert(
-                            ::std::string::String::from(#wires),
-                            #rt::describe(<#tys as #rt::DtoValue>::schema(&#consts), #prompts),
-                        );
-                        if <#tys as #rt::DtoValue>::REQUIRED {
-                            __required.push(#json::Value::from(#wires));
-                        }
-                    )*
+                    #(#schema_stmts)*
                     #rt::object_schema(__properties, __required)
                 }
 
@@ -785,7 +847,7 @@ fn generate(model: &Model) -> TokenStream {
                     __path: &mut #rt::JsonPath,
                     __errors: &mut ::std::vec::Vec<#rt::FieldError>,
                 ) {
-                    #( #rt::validate_member::<#tys>(&self.#idents, #wires, &#consts, __path, __errors); )*
+                    #(#validate_stmts)*
                 }
 
                 fn check_json_into(
@@ -796,7 +858,22 @@ fn generate(model: &Model) -> TokenStream {
                     let ::core::option::Option::Some(__object) = #rt::expect_object(__value, __path, __errors) else {
                         return;
                     };
-                    #( #rt::check_member::<#tys>(__object, #wires, &#consts, __path, __errors); )*
+                    #(#check_stmts)*
+                }
+            }
+
+            /// The same schema as [`Dto::json_schema`](::agboss_core::dto::Dto::json_schema),
+            /// so the DTO can be used wherever a `schemars::JsonSchema` is expected.
+            #[automatically_derived]
+            impl #schemars::JsonSchema for #name {
+                fn inline_schema() -> bool {
+                    true
+                }
+                fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                    ::std::borrow::Cow::Borrowed(#name_str)
+                }
+                fn json_schema(_: &mut #schemars::SchemaGenerator) -> #schemars::Schema {
+                    #rt::to_schemars(<#name as #rt::Dto>::json_schema())
                 }
             }
         };

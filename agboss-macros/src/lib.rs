@@ -20,7 +20,7 @@ mod scopes;
 mod tool;
 
 /// Derives `agboss_core::dto::Dto`: serde with camelCase wire names, a JSON Schema and validation.
-#[proc_macro_derive(Dto, attributes(text, integer, number, boolean, nested))]
+#[proc_macro_derive(Dto, attributes(text, integer, number, boolean, nested, schema))]
 pub fn derive_dto(input: TokenStream) -> TokenStream {
     dto::expand(input.into()).into()
 }

@@ -99,9 +99,10 @@ use serde_json::Value;
 #[doc(hidden)]
 pub mod __private {
     pub use super::value::{
-        BooleanKind, Constraints, DtoValue, IntegerKind, NestedKind, NumberKind, Pattern, TextKind,
-        assert_boolean, assert_integer, assert_nested, assert_number, assert_text, check_member,
-        describe, expect_object, is_absent, object_schema, validate_member,
+        BooleanKind, Constraints, DtoValue, IntegerKind, NestedKind, NumberKind, Pattern,
+        SchemaKind, TextKind, assert_boolean, assert_integer, assert_nested, assert_number,
+        assert_schema, assert_text, check_member, check_schema_member, describe, expect_object,
+        is_absent, object_schema, schemars_schema, to_schemars, validate_member,
     };
     pub use super::{Dto, FieldError, JsonPath};
     pub use regex::Regex;

@@ -2,7 +2,10 @@
 //! Scalars (text, integers, numbers, booleans) are in `scalar`, nested DTOs, options and lists
 //! in `container`.
 mod container;
+mod foreign;
 mod scalar;
+
+pub use foreign::{SchemaKind, assert_schema, check_schema_member, schemars_schema, to_schemars};
 use regex::Regex;
 use serde_json::{Map, Value};
 

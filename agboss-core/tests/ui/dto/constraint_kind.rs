@@ -12,6 +12,8 @@ pub struct CreateOrder {
     pub priority: i32,
     #[boolean(prompt = "Express?", pattern = "^yes$")]
     pub express: bool,
+    #[schema(prompt = "Labels", min_items = 1)]
+    pub labels: Vec<String>,
 }
 
 fn main() {}
