@@ -106,7 +106,7 @@ async fn plain_completion_with_usage_and_request_shape() {
         }
     );
 
-    let requests = server.requests();
+    let requests = server.requests().await;
     assert_eq!(requests.len(), 1);
     let req = &requests[0];
     assert_eq!(req.method, "POST");
@@ -196,7 +196,7 @@ async fn tool_calls_parsed_and_tool_messages_sent_in_wire_format() {
             .is_err()
     );
 
-    let body = server.requests()[0].json();
+    let body = server.requests().await[0].json();
     assert_eq!(
         body,
         json!({
@@ -323,7 +323,7 @@ async fn streaming_text_and_split_tool_call_arguments() {
     assert_eq!(error, None);
     assert_eq!(events, expected_tool_stream());
 
-    let req = &server.requests()[0];
+    let req = &server.requests().await[0];
     let body = req.json();
     assert_eq!(body["stream"], json!(true));
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
@@ -341,9 +341,11 @@ async fn stream_split_at_arbitrary_byte_boundaries_with_crlf_and_comments() {
     }
     text.push_str("data: [DONE]\r\n\r\n");
     let parts: Vec<Vec<u8>> = text.as_bytes().chunks(7).map(<[u8]>::to_vec).collect();
+    // Raw socket: each part is its own flushed chunk, so these are the client's byte boundaries.
     let server = MockServer::start(vec![Reply::Sse {
         parts,
         end: End::Terminate,
+        chunked: true,
     }])
     .await;
     let stream = model(&server).stream(&hello()).await.unwrap();
@@ -360,6 +362,7 @@ async fn stream_with_multibyte_text_split_inside_a_character() {
     let bytes = raw.as_bytes();
     let inside_e = raw.find('é').unwrap() + 1;
     let inside_check = raw.find('✓').unwrap() + 2;
+    // Raw socket: the chunks must end inside the characters.
     let server = MockServer::start(vec![Reply::Sse {
         parts: vec![
             bytes[..inside_e].to_vec(),
@@ -367,6 +370,7 @@ async fn stream_with_multibyte_text_split_inside_a_character() {
             bytes[inside_check..].to_vec(),
         ],
         end: End::Terminate,
+        chunked: true,
     }])
     .await;
     let response = collect_stream(model(&server).stream(&hello()).await.unwrap())
@@ -391,7 +395,7 @@ async fn retries_after_429_honouring_retry_after() {
     let started = Instant::now();
     let response = model(&server).complete(&hello()).await.unwrap();
     assert_eq!(response.message.content.as_deref(), Some("finally"));
-    assert_eq!(server.requests().len(), 2, "one retry expected");
+    assert_eq!(server.requests().await.len(), 2, "one retry expected");
     assert!(
         started.elapsed() >= Duration::from_millis(900),
         "Retry-After: 1 was not honoured ({:?})",
@@ -419,7 +423,7 @@ async fn rate_limit_after_all_retries_is_typed() {
     );
     assert!(err.is_retryable());
     // First attempt plus max_retries (2).
-    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.requests().await.len(), 3);
 }
 
 #[tokio::test]
@@ -435,7 +439,7 @@ async fn retries_after_500_then_succeeds() {
     .await;
     let response = model(&server).complete(&hello()).await.unwrap();
     assert_eq!(response.message.content.as_deref(), Some("recovered"));
-    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.requests().await.len(), 3);
 }
 
 #[tokio::test]
@@ -463,7 +467,7 @@ async fn server_errors_after_all_retries_surface_the_last_status() {
         other => panic!("expected Http error, got {other:?}"),
     }
     assert!(err.is_retryable());
-    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.requests().await.len(), 3);
 }
 
 #[tokio::test]
@@ -499,7 +503,11 @@ async fn client_error_body_is_surfaced_without_retry() {
     }
     assert!(!err.is_retryable());
     assert!(err.to_string().contains("Invalid schema"));
-    assert_eq!(server.requests().len(), 1, "a 400 must not be retried");
+    assert_eq!(
+        server.requests().await.len(),
+        1,
+        "a 400 must not be retried"
+    );
 }
 
 #[tokio::test]
@@ -517,7 +525,7 @@ async fn error_status_on_a_stream_request_fails_before_streaming() {
         matches!(&err, ModelError::Http { status: 401, message, .. } if message == "Incorrect API key provided"),
         "{err:?}"
     );
-    assert_eq!(server.requests().len(), 1);
+    assert_eq!(server.requests().await.len(), 1);
 }
 
 #[tokio::test]
@@ -542,7 +550,7 @@ async fn malformed_json_body_is_a_typed_error() {
         }
     }
     // Malformed answers are not retried.
-    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.requests().await.len(), 3);
 }
 
 #[tokio::test]
@@ -596,6 +604,7 @@ async fn stream_without_done_is_truncated() {
 #[tokio::test]
 async fn connection_dropped_mid_event_is_truncated() {
     let first = format!("data: {}\n\n", chunk(json!({"content": "Hel"}), None));
+    // Raw socket: wiremock cannot cut a connection in the middle of a body.
     let server = MockServer::start(vec![Reply::sse(
         [first, "data: {\"id\":\"chatcmpl-1\",\"choi".to_owned()],
         End::Drop,
@@ -678,7 +687,7 @@ async fn timeout_when_the_server_never_answers() {
         }
     );
     assert!(err.is_retryable());
-    assert_eq!(server.requests().len(), 2, "timeouts are retried");
+    assert_eq!(server.requests().await.len(), 2, "timeouts are retried");
 
     let m = OpenAiCompatibleModel::builder()
         .base_url(server.base_url())
@@ -691,13 +700,14 @@ async fn timeout_when_the_server_never_answers() {
         Ok(_) => panic!("expected a timeout"),
     };
     assert!(matches!(err, ModelError::Timeout { .. }), "{err:?}");
-    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.requests().await.len(), 3);
     // Without an API key no Authorization header is sent.
-    assert_eq!(server.requests()[2].header("authorization"), None);
+    assert_eq!(server.requests().await[2].header("authorization"), None);
 }
 
 #[tokio::test]
 async fn stalled_stream_times_out() {
+    // Raw socket: wiremock cannot stall a body after its first bytes.
     let server = MockServer::start(vec![Reply::sse(
         [format!(
             "data: {}\n\n",

@@ -1,4 +1,8 @@
-//! A tiny scripted HTTP/1.1 server on 127.0.0.1 speaking OpenAI's wire format.
+//! Scripted HTTP servers on 127.0.0.1 for the provider tests: replies in order, every request
+//! recorded. `wiremock` serves every reply it can express (complete bodies, SSE bodies sent
+//! whole, a reply that never comes); a raw HTTP/1.1 socket serves only the cases wiremock
+//! cannot express: a body streamed in flushed chunks split at chosen byte boundaries, a
+//! connection cut mid-body, and a stream that stalls after its first bytes.
 
 #![allow(dead_code)]
 
@@ -18,9 +22,14 @@ pub enum Reply {
         headers: Vec<(String, String)>,
         body: String,
     },
-    /// A `text/event-stream` response with chunked encoding: each part is written (and
-    /// flushed) as one HTTP chunk, then the stream ends as `end` says.
-    Sse { parts: Vec<Vec<u8>>, end: End },
+    /// A `text/event-stream` response, then the stream ends as `end` says. With `chunked`,
+    /// each part is written (and flushed) as one HTTP chunk: the byte boundaries the client
+    /// sees are the parts' (a raw socket is needed for that, and for `End::Drop` / `End::Hang`).
+    Sse {
+        parts: Vec<Vec<u8>>,
+        end: End,
+        chunked: bool,
+    },
     /// Reads the request and never answers.
     Hang,
 }
@@ -63,6 +72,35 @@ impl Reply {
         Reply::Sse {
             parts: parts.into_iter().map(|p| p.into().into_bytes()).collect(),
             end,
+            chunked: false,
+        }
+    }
+
+    /// Whether wiremock can serve this reply.
+    fn fits_wiremock(&self) -> bool {
+        match self {
+            Reply::Full { .. } | Reply::Hang => true,
+            Reply::Sse { end, chunked, .. } => *end == End::Terminate && !chunked,
+        }
+    }
+
+    fn template(&self) -> wiremock::ResponseTemplate {
+        match self {
+            Reply::Full {
+                status,
+                headers,
+                body,
+            } => {
+                let mut t = wiremock::ResponseTemplate::new(*status)
+                    .set_body_raw(body.clone().into_bytes(), "application/json");
+                for (k, v) in headers {
+                    t = t.insert_header(k.as_str(), v.as_str());
+                }
+                t
+            }
+            Reply::Sse { parts, .. } => wiremock::ResponseTemplate::new(200)
+                .set_body_raw(parts.concat(), "text/event-stream"),
+            Reply::Hang => wiremock::ResponseTemplate::new(200).set_delay(Duration::from_secs(60)),
         }
     }
 }
@@ -100,22 +138,90 @@ impl Recorded {
     }
 }
 
-pub struct MockServer {
+pub enum MockServer {
+    Wire(wiremock::MockServer),
+    Raw(RawServer),
+}
+
+impl MockServer {
+    /// Starts a server on an ephemeral port of 127.0.0.1 answering with `replies` in
+    /// order (one per request); extra requests get a 418. wiremock when it can serve every
+    /// reply, the raw socket otherwise.
+    pub async fn start(replies: Vec<Reply>) -> Self {
+        if !replies.iter().all(Reply::fits_wiremock) {
+            return MockServer::Raw(RawServer::start(replies).await);
+        }
+        let server = wiremock::MockServer::start().await;
+        for reply in &replies {
+            wiremock::Mock::given(wiremock::matchers::any())
+                .respond_with(reply.template())
+                .up_to_n_times(1)
+                .mount(&server)
+                .await;
+        }
+        wiremock::Mock::given(wiremock::matchers::any())
+            .respond_with(wiremock::ResponseTemplate::new(418).set_body_raw(
+                r#"{"error":{"message":"no scripted reply"}}"#,
+                "application/json",
+            ))
+            .with_priority(u8::MAX)
+            .mount(&server)
+            .await;
+        MockServer::Wire(server)
+    }
+
+    /// `http://127.0.0.1:PORT/v1`
+    pub fn base_url(&self) -> String {
+        match self {
+            MockServer::Wire(server) => format!("{}/v1", server.uri()),
+            MockServer::Raw(server) => server.base_url(),
+        }
+    }
+
+    /// Every request received so far, in order.
+    pub async fn requests(&self) -> Vec<Recorded> {
+        match self {
+            MockServer::Wire(server) => server
+                .received_requests()
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| Recorded {
+                    method: r.method.to_string(),
+                    path: r.url.path().to_owned(),
+                    headers: r
+                        .headers
+                        .iter()
+                        .map(|(k, v)| {
+                            (
+                                k.as_str().to_ascii_lowercase(),
+                                v.to_str().unwrap_or_default().to_owned(),
+                            )
+                        })
+                        .collect(),
+                    body: String::from_utf8_lossy(&r.body).into_owned(),
+                })
+                .collect(),
+            MockServer::Raw(server) => server.requests(),
+        }
+    }
+}
+
+/// The raw HTTP/1.1 server, for what wiremock cannot express.
+pub struct RawServer {
     port: u16,
     requests: Arc<Mutex<Vec<Recorded>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
-impl Drop for MockServer {
+impl Drop for RawServer {
     fn drop(&mut self) {
         self.task.abort();
     }
 }
 
-impl MockServer {
-    /// Starts a server on an ephemeral port of 127.0.0.1 answering with `replies` in
-    /// order (one per request); extra requests get a 418.
-    pub async fn start(replies: Vec<Reply>) -> Self {
+impl RawServer {
+    async fn start(replies: Vec<Reply>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -239,7 +345,7 @@ async fn handle(
             let _ = stream.write_all(out.as_bytes()).await;
             let _ = stream.flush().await;
         }
-        Reply::Sse { parts, end } => {
+        Reply::Sse { parts, end, .. } => {
             let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
             if stream.write_all(head.as_bytes()).await.is_err() {
                 return;
