@@ -1,4 +1,4 @@
-//! `#[tool(name, description, input, output, max_result_size, timeout_ms, tool_interceptors,
+//! `#[tool(name, description, input, output, max_result_size, max_input_size, timeout_ms, tool_interceptors,
 //! exclude_tool_interceptors, deps)]`.
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -18,6 +18,7 @@ const KEYS: &[crate::args::KeySpec] = &[
     key("input", Shape::Path, true),
     key("output", Shape::Path, true),
     key("max_result_size", Shape::Int, false),
+    key("max_input_size", Shape::Int, false),
     key("timeout_ms", Shape::Int, false),
     key("tool_interceptors", Shape::PathList, false),
     key("exclude_tool_interceptors", Shape::PathList, false),
@@ -41,6 +42,12 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         &mut errors,
     );
     let timeout_ms = parse_positive("tool", args.int("timeout_ms"), "timeout_ms", &mut errors);
+    let max_input_size = parse_positive(
+        "tool",
+        args.int("max_input_size"),
+        "max_input_size",
+        &mut errors,
+    );
     let deps = Deps::check(&item, args.paths("deps"), &mut errors);
     check_attach_exclude(
         args.paths("tool_interceptors"),
@@ -61,6 +68,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let construct = construct_fn(deps.construct(&quote!(Self)));
         let max = option_tokens(max_result_size, quote!(usize));
         let timeout = option_tokens(timeout_ms, quote!(u64));
+        let max_input = option_tokens(max_input_size, quote!(usize));
         register(
             registered(ident, "Tool", "ToolMeta"),
             quote! {
@@ -68,6 +76,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 input_schema: <#input as #p::Dto>::json_schema,
                 output_schema: <#output as #p::Dto>::json_schema,
                 max_result_size: #max,
+                max_input_size: #max_input,
                 timeout_ms: #timeout,
                 tool_interceptors: #attach,
                 exclude_tool_interceptors: #exclude,

@@ -63,6 +63,9 @@ pub struct ToolMeta {
     pub output_schema: fn() -> Value,
     /// Upper bound, in bytes, of the serialized result the model sees.
     pub max_result_size: Option<usize>,
+    /// Upper bound, in bytes, of the JSON argument text a call may send (checked before it is
+    /// decoded); `None`: [`DEFAULT_MAX_INPUT_SIZE`].
+    pub max_input_size: Option<usize>,
     /// Time limit of the tool's `run`, in milliseconds (interceptors have their own bound).
     pub timeout_ms: Option<u64>,
     /// Interceptors attached at the tool.
@@ -102,6 +105,9 @@ pub trait Tool: ToolHandler<Self::Input, Self::Output> + Sized + Send + Sync + '
     /// Builds the tool from its dependencies.
     fn construct(resolver: &Resolver<'_>) -> Result<Self, DiError>;
 }
+
+/// The largest JSON argument text a tool accepts when it sets no `max_input_size`: 1 MiB.
+pub const DEFAULT_MAX_INPUT_SIZE: usize = 1 << 20;
 
 /// The per-call inputs of the pipeline besides the tool input.
 #[doc(hidden)]

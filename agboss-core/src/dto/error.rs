@@ -29,6 +29,8 @@ pub mod code {
     pub const MAX_ITEMS: &str = "max_items";
     /// The input is not JSON at all.
     pub const JSON: &str = "json";
+    /// A key appears more than once in one object.
+    pub const DUPLICATE: &str = "duplicate";
 }
 
 /// One failed check, at one place of the input.
@@ -84,14 +86,24 @@ impl fmt::Display for FieldError {
 pub struct ValidationError {
     /// The DTO's type name ([`Dto::DTO_NAME`](super::Dto::DTO_NAME)).
     pub dto: &'static str,
-    /// The failures, in the order of the fields (never empty when returned by this crate).
+    /// The failures, in the order of the fields (never empty when returned by this crate), at
+    /// most [`MAX_REPORTED_ERRORS`].
     pub errors: Vec<FieldError>,
+    /// True when checking stopped at [`MAX_REPORTED_ERRORS`]: there may be more.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub more: bool,
 }
 
+/// Failures a [`ValidationError`] reports at most: checking stops there, so a hostile input
+/// (`{"lines":[{},{},…]}` of megabytes) costs bounded time, memory and observation text.
+pub const MAX_REPORTED_ERRORS: usize = 20;
+
 impl ValidationError {
-    /// A validation error with several failures.
-    pub fn new(dto: &'static str, errors: Vec<FieldError>) -> Self {
-        Self { dto, errors }
+    /// A validation error with several failures (cut to [`MAX_REPORTED_ERRORS`]).
+    pub fn new(dto: &'static str, mut errors: Vec<FieldError>) -> Self {
+        let more = errors.len() > MAX_REPORTED_ERRORS;
+        errors.truncate(MAX_REPORTED_ERRORS);
+        Self { dto, errors, more }
     }
 
     /// A validation error with one failure at an already rendered `path`.
@@ -99,6 +111,7 @@ impl ValidationError {
         Self {
             dto,
             errors: vec![FieldError::at(path, code, message)],
+            more: false,
         }
     }
 
@@ -111,14 +124,21 @@ impl ValidationError {
 impl fmt::Display for ValidationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.errors.len();
+        let more = if self.more { " or more" } else { "" };
         write!(
             f,
-            "invalid {} ({n} error{}):",
+            "invalid {} ({n}{more} error{}):",
             self.dto,
-            if n == 1 { "" } else { "s" }
+            if n == 1 && !self.more { "" } else { "s" }
         )?;
         for error in &self.errors {
             write!(f, "\n- {error}")?;
+        }
+        if self.more {
+            write!(
+                f,
+                "\n- (checking stopped after {MAX_REPORTED_ERRORS} errors: fix these and send again)"
+            )?;
         }
         Ok(())
     }

@@ -88,7 +88,9 @@ impl Engine {
             }
             let calls = message.tool_calls.clone();
             req.messages.push(Message::Assistant(message));
-            stats.tool_calls += u32::try_from(calls.len()).unwrap_or(u32::MAX);
+            stats.tool_calls = stats
+                .tool_calls
+                .saturating_add(u32::try_from(calls.len()).unwrap_or(u32::MAX));
             for call in &calls {
                 self.emit(|| RunEvent::ToolCallRequested {
                     step: meta.name.to_string(),

@@ -48,6 +48,15 @@ pub enum ModelError {
         /// What was wrong.
         detail: String,
     },
+    /// A response went past a size bound ([`StreamLimits`](crate::model::StreamLimits)): one
+    /// event, or the whole streamed body.
+    #[error("model response too large: {what} is over its {limit}-byte limit")]
+    TooLarge {
+        /// `"one event"` or `"the response"`.
+        what: &'static str,
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// A streamed answer ended before its end marker.
     #[error("model stream truncated: {detail}")]
     StreamTruncated {
@@ -101,6 +110,7 @@ impl ModelError {
             | ModelError::Transport { .. }
             | ModelError::StreamTruncated { .. } => true,
             ModelError::MalformedResponse { .. }
+            | ModelError::TooLarge { .. }
             | ModelError::Provider { .. }
             | ModelError::Config { .. }
             | ModelError::ScriptExhausted { .. }

@@ -35,6 +35,7 @@
 mod error;
 mod openai;
 pub(crate) mod sse;
+pub use sse::StreamLimits;
 mod stream;
 mod types;
 

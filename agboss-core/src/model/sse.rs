@@ -15,6 +15,37 @@ use super::ModelError;
 
 type Events = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<ModelError>>> + Send>>;
 
+/// Bounds of one streamed response, each a typed error when passed: a server that sends
+/// keep-alives forever, valid deltas without an end, or megabytes without a line end cannot hold
+/// a run or grow memory without bound.
+///
+/// ```
+/// use std::time::Duration;
+/// use agboss_core::model::StreamLimits;
+/// let limits = StreamLimits { deadline: Duration::from_secs(120), ..StreamLimits::default() };
+/// assert_eq!(limits.max_event_bytes, 1 << 20);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamLimits {
+    /// The whole response, from the request to its end marker (default 10 min); past it the
+    /// stream fails with [`ModelError::Timeout`]. The per-chunk timeout still applies inside.
+    pub deadline: std::time::Duration,
+    /// Bytes of one event, its lines included (default 1 MiB): [`ModelError::TooLarge`].
+    pub max_event_bytes: usize,
+    /// Bytes of the whole streamed body (default 32 MiB): [`ModelError::TooLarge`].
+    pub max_response_bytes: usize,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        Self {
+            deadline: std::time::Duration::from_secs(600),
+            max_event_bytes: 1 << 20,
+            max_response_bytes: 32 << 20,
+        }
+    }
+}
+
 /// The events of one streamed response.
 pub(crate) struct SseStream {
     events: Events,
@@ -23,8 +54,8 @@ pub(crate) struct SseStream {
 }
 
 impl SseStream {
-    /// Parses `bytes` as an event stream.
-    pub(crate) fn new<S, B>(bytes: S) -> Self
+    /// Parses `bytes` as an event stream, within the size bounds of `limits`.
+    pub(crate) fn new<S, B>(bytes: S, limits: StreamLimits) -> Self
     where
         S: Stream<Item = Result<B, ModelError>> + Send + 'static,
         B: AsRef<[u8]> + Send + 'static,
@@ -41,11 +72,22 @@ impl SseStream {
             .map(move |chunk| chunk.map(|chunk| bom.strip(chunk.as_ref())))
             .chain(end)
             .map(move |chunk| {
-                if let Ok(chunk) = &chunk {
-                    tail.feed(chunk);
-                    seen.store(tail.in_event, Ordering::Relaxed);
+                let chunk = chunk?;
+                tail.feed(&chunk);
+                seen.store(tail.in_event, Ordering::Relaxed);
+                if tail.total > limits.max_response_bytes {
+                    return Err(ModelError::TooLarge {
+                        what: "the response",
+                        limit: limits.max_response_bytes,
+                    });
                 }
-                chunk
+                if tail.event_bytes > limits.max_event_bytes {
+                    return Err(ModelError::TooLarge {
+                        what: "one event",
+                        limit: limits.max_event_bytes,
+                    });
+                }
+                Ok(chunk)
             });
         Self {
             events: Box::pin(bytes.eventsource()),
@@ -110,6 +152,10 @@ impl Bom {
 #[derive(Default)]
 struct Tail {
     in_event: bool,
+    /// Bytes since the last event boundary.
+    event_bytes: usize,
+    /// Bytes so far.
+    total: usize,
     /// The last byte ended a line (`\r` or `\n`).
     line_ended: bool,
     /// The last byte was `\r` (a following `\n` belongs to the same line end).
@@ -118,13 +164,16 @@ struct Tail {
 
 impl Tail {
     fn feed(&mut self, bytes: &[u8]) {
+        self.total = self.total.saturating_add(bytes.len());
         for &b in bytes {
+            self.event_bytes += 1;
             match b {
                 b'\n' if self.after_cr => self.after_cr = false,
                 b'\r' | b'\n' => {
                     if self.line_ended {
                         // A blank line: the event (if any) is dispatched.
                         self.in_event = false;
+                        self.event_bytes = 0;
                     }
                     self.line_ended = true;
                     self.after_cr = b == b'\r';
@@ -142,6 +191,14 @@ impl Tail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tail_counts_the_bytes_of_the_event_in_progress() {
+        let mut tail = Tail::default();
+        tail.feed(b"data: a\n\ndata: bc");
+        assert_eq!(tail.event_bytes, 8);
+        assert_eq!(tail.total, 17);
+    }
 
     fn tail_of(chunks: &[&str]) -> bool {
         let mut tail = Tail::default();

@@ -379,16 +379,18 @@ impl Usage {
         Self {
             prompt_tokens,
             completion_tokens,
-            total_tokens: prompt_tokens + completion_tokens,
+            total_tokens: prompt_tokens.saturating_add(completion_tokens),
         }
     }
 }
 
+/// Adds up usage, saturating: counts a hostile or broken provider reports can never overflow
+/// (no panic in debug builds, no silent wrap to 0 in release).
 impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, rhs: Self) {
-        self.prompt_tokens += rhs.prompt_tokens;
-        self.completion_tokens += rhs.completion_tokens;
-        self.total_tokens += rhs.total_tokens;
+        self.prompt_tokens = self.prompt_tokens.saturating_add(rhs.prompt_tokens);
+        self.completion_tokens = self.completion_tokens.saturating_add(rhs.completion_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(rhs.total_tokens);
     }
 }
 

@@ -126,8 +126,18 @@ pub fn observe(
     }
 }
 
+/// The longest rejection text the model reads (the field errors are capped already; this bounds
+/// what one long message could add).
+const MAX_REJECTION_TEXT: usize = 4096;
+
 /// What the model is told about a rejected input.
 fn rejection_text(tool_name: &str, error: &ToolCallError) -> String {
+    let mut text = rejection_text_uncapped(tool_name, error);
+    crate::pipeline::truncate_result(&mut text, Some(MAX_REJECTION_TEXT));
+    text
+}
+
+fn rejection_text_uncapped(tool_name: &str, error: &ToolCallError) -> String {
     match error {
         ToolCallError::InvalidInput { source, .. } => format!(
             "Invalid arguments for tool `{tool_name}`: {source}\nFix these fields and call the tool again."

@@ -12,9 +12,11 @@ use super::run::{ToolSlot, run_guarded};
 use super::trace::CallTrace;
 use crate::contract::chain::Chain;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
-use crate::contract::tool::{CallEnv, ErasedToolSlot, ErasedToolType, Tool};
+use crate::contract::tool::{
+    CallEnv, DEFAULT_MAX_INPUT_SIZE, ErasedToolSlot, ErasedToolType, Tool,
+};
 use crate::di::{DiError, Services};
-use crate::dto::Dto;
+use crate::dto::{Dto, ValidationError, code};
 use crate::error::ToolCallError;
 
 impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
@@ -46,6 +48,25 @@ pub(crate) async fn call_json_typed<T: Tool>(
     let trace = CallTrace::start(meta.name, &env.call_id, &chain.path);
     let span = &trace.span;
     let outcome = async {
+        // Bounded before anything reads it.
+        let limit = meta.max_input_size.unwrap_or(DEFAULT_MAX_INPUT_SIZE);
+        if args.len() > limit {
+            return CallOutcome::failed(
+                FailureKind::Rejected,
+                ToolCallError::InvalidInput {
+                    tool_name: meta.name.to_string(),
+                    source: ValidationError::single(
+                        <T::Input as Dto>::DTO_NAME,
+                        "$",
+                        code::MAX_LENGTH,
+                        &format!(
+                            "the arguments are {} bytes, over this tool's limit of {limit} bytes; send less",
+                            args.len()
+                        ),
+                    ),
+                },
+            );
+        }
         // Text that is not JSON at all is one `json` error at `$` of the DTO's report.
         let input = match <T::Input as Dto>::from_json_str(args) {
             Ok(input) => input,

@@ -2,6 +2,7 @@
 use serde_json::Value;
 
 use super::*;
+use crate::dto::error::MAX_REPORTED_ERRORS;
 use crate::dto::{Dto, FieldError, JsonPath};
 
 // ---------------------------------------------------------------------------------------------
@@ -61,8 +62,17 @@ impl<T: DtoValue> DtoValue for Option<T> {
     }
 }
 
+/// Checks a list's length; returns how many of its items to check: all of them within
+/// `max_items`, else only the first `max_items + MAX_REPORTED_ERRORS` (a hostile list of
+/// millions of items costs bounded work; a list just over its limit still has its items
+/// reported).
 #[inline]
-fn check_items(len: usize, c: &Constraints, path: &JsonPath, errors: &mut Vec<FieldError>) {
+fn check_items(
+    len: usize,
+    c: &Constraints,
+    path: &JsonPath,
+    errors: &mut Vec<FieldError>,
+) -> usize {
     if let Some(min) = c.min_items
         && len < min
     {
@@ -80,7 +90,15 @@ fn check_items(len: usize, c: &Constraints, path: &JsonPath, errors: &mut Vec<Fi
             code::MAX_ITEMS,
             format!("must have at most {max} item{} (got {len})", plural(max)),
         ));
+        return len.min(max.saturating_add(MAX_REPORTED_ERRORS));
     }
+    len
+}
+
+/// Whether checking should stop: enough failures to report (see [`MAX_REPORTED_ERRORS`]).
+#[inline]
+fn enough(errors: &[FieldError]) -> bool {
+    errors.len() > MAX_REPORTED_ERRORS
 }
 
 impl<T: DtoValue> DtoValue for Vec<T> {
@@ -99,8 +117,11 @@ impl<T: DtoValue> DtoValue for Vec<T> {
 
     #[inline]
     fn validate_value(&self, c: &Constraints, path: &mut JsonPath, errors: &mut Vec<FieldError>) {
-        check_items(self.len(), c, path, errors);
-        for (i, item) in self.iter().enumerate() {
+        let checked = check_items(self.len(), c, path, errors);
+        for (i, item) in self.iter().take(checked).enumerate() {
+            if enough(errors) {
+                return;
+            }
             path.push_index(i);
             item.validate_value(c, path, errors);
             path.pop();
@@ -115,8 +136,11 @@ impl<T: DtoValue> DtoValue for Vec<T> {
     ) {
         match value {
             Value::Array(items) => {
-                check_items(items.len(), c, path, errors);
-                for (i, item) in items.iter().enumerate() {
+                let checked = check_items(items.len(), c, path, errors);
+                for (i, item) in items.iter().take(checked).enumerate() {
+                    if enough(errors) {
+                        return;
+                    }
                     path.push_index(i);
                     T::check_json(item, c, path, errors);
                     path.pop();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use crate::model::sse::SseStream;
+use crate::model::sse::{SseStream, StreamLimits};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue};
 
@@ -63,6 +63,7 @@ pub struct OpenAiCompatibleModel {
     max_retries: u32,
     backoff_base: Duration,
     max_backoff: Duration,
+    limits: StreamLimits,
 }
 
 impl fmt::Debug for OpenAiCompatibleModel {
@@ -75,6 +76,7 @@ impl fmt::Debug for OpenAiCompatibleModel {
             .field("max_retries", &self.max_retries)
             .field("backoff_base", &self.backoff_base)
             .field("max_backoff", &self.max_backoff)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -89,6 +91,7 @@ pub struct OpenAiCompatibleModelBuilder {
     max_retries: u32,
     backoff_base: Duration,
     max_backoff: Duration,
+    limits: StreamLimits,
     client: Option<reqwest::Client>,
 }
 
@@ -102,6 +105,7 @@ impl fmt::Debug for OpenAiCompatibleModelBuilder {
             .field("max_retries", &self.max_retries)
             .field("backoff_base", &self.backoff_base)
             .field("max_backoff", &self.max_backoff)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -116,6 +120,7 @@ impl Default for OpenAiCompatibleModelBuilder {
             max_retries: DEFAULT_MAX_RETRIES,
             backoff_base: DEFAULT_BACKOFF_BASE,
             max_backoff: DEFAULT_MAX_BACKOFF,
+            limits: StreamLimits::default(),
             client: None,
         }
     }
@@ -166,6 +171,13 @@ impl OpenAiCompatibleModelBuilder {
         self
     }
 
+    /// Bounds of every streamed response (see [`StreamLimits`]; defaults: 10 min, 1 MiB per
+    /// event, 32 MiB in all).
+    pub fn stream_limits(mut self, limits: StreamLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Uses this `reqwest::Client` (e.g. with a proxy) instead of a new one.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.client = Some(client);
@@ -210,6 +222,7 @@ impl OpenAiCompatibleModelBuilder {
             max_retries: self.max_retries,
             backoff_base: self.backoff_base,
             max_backoff: self.max_backoff,
+            limits: self.limits,
         })
     }
 }
@@ -459,7 +472,9 @@ impl ChatModel for OpenAiCompatibleModel {
             .bytes_stream()
             .map(move |chunk| chunk.map_err(|e| transport_error(&e, timeout)));
         let state = StreamState {
-            events: SseStream::new(bytes),
+            events: SseStream::new(bytes, self.limits),
+            deadline: tokio::time::Instant::now() + self.limits.deadline,
+            limits: self.limits,
             decoder: wire::StreamDecoder::default(),
             pending: VecDeque::new(),
             finished: false,
@@ -482,6 +497,9 @@ fn transport_error(e: &reqwest::Error, timeout: Duration) -> ModelError {
 
 struct StreamState {
     events: SseStream,
+    /// When the whole response must have ended.
+    deadline: tokio::time::Instant,
+    limits: StreamLimits,
     decoder: wire::StreamDecoder,
     pending: VecDeque<ModelStreamEvent>,
     /// Set after the last item (event or error) was handed out.
@@ -499,9 +517,15 @@ async fn next_event(
         if state.finished || state.decoder.is_done() {
             return None;
         }
-        let next = match tokio::time::timeout(state.timeout, state.events.next()).await {
+        // The per-chunk timeout, but never past the whole response's deadline.
+        let chunk_deadline = (tokio::time::Instant::now() + state.timeout).min(state.deadline);
+        let next = match tokio::time::timeout_at(chunk_deadline, state.events.next()).await {
             Err(_) => Err(ModelError::Timeout {
-                after: state.timeout,
+                after: if chunk_deadline == state.deadline {
+                    state.limits.deadline
+                } else {
+                    state.timeout
+                },
             }),
             Ok(None) => {
                 // End of body: fine only after [DONE] (then `finish` is Ok).

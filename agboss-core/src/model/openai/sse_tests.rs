@@ -9,9 +9,10 @@ use crate::model::{ModelError, ModelStreamEvent};
 /// Decodes `chunks` as one streamed body: the events, then the end-of-body result.
 fn decode(chunks: Vec<Vec<u8>>) -> (Vec<ModelStreamEvent>, Result<(), ModelError>) {
     futures::executor::block_on(async {
-        let mut events = SseStream::new(futures::stream::iter(
-            chunks.into_iter().map(Ok::<_, ModelError>),
-        ));
+        let mut events = SseStream::new(
+            futures::stream::iter(chunks.into_iter().map(Ok::<_, ModelError>)),
+            crate::model::StreamLimits::default(),
+        );
         let mut decoder = StreamDecoder::default();
         let mut out = Vec::new();
         while let Some(event) = events.next().await {

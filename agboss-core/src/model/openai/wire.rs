@@ -109,7 +109,7 @@ impl From<WireUsage> for Usage {
             completion_tokens: u.completion_tokens,
             total_tokens: u
                 .total_tokens
-                .unwrap_or(u.prompt_tokens + u.completion_tokens),
+                .unwrap_or(u.prompt_tokens.saturating_add(u.completion_tokens)),
         }
     }
 }
@@ -413,9 +413,8 @@ impl StreamDecoder {
         {
             call.id.push_str(&id);
         }
-        if let Some(name) = name_part.filter(|s| !s.is_empty())
-            && !call.started
-        {
+        // A name may come in several fragments: every one is kept, also one that arrives late.
+        if let Some(name) = name_part.filter(|s| !s.is_empty()) {
             call.name.push_str(&name);
         }
         let args = args_part.unwrap_or_default();
@@ -428,8 +427,10 @@ impl StreamDecoder {
                 });
             }
         } else {
+            // Announced once its arguments begin (the name is complete by then) or at the end
+            // of the stream, never on the first fragment of its name.
             call.pending_args.push_str(&args);
-            if !call.name.is_empty() && !call.id.is_empty() {
+            if !args.is_empty() && !call.name.is_empty() && !call.id.is_empty() {
                 Self::start(slot, call, out);
             }
         }

@@ -1,0 +1,323 @@
+//! Hostile input, each reproducer a regression test: error amplification, token-usage
+//! overflow, streams without an end, a tool name split across deltas, duplicate keys.
+
+mod support;
+
+use std::time::Duration;
+
+use agboss_core::dto::{Dto, MAX_REPORTED_ERRORS, code};
+use agboss_core::model::{
+    ChatModel, Message, ModelError, ModelRequest, ModelStreamEvent, OpenAiCompatibleModel,
+    StreamLimits, collect_stream,
+};
+use agboss_core::*;
+use futures::StreamExt as _;
+use serde_json::json;
+use support::{End, MockServer, Reply};
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct HiLineDto {
+    #[text(prompt = "SKU")]
+    pub sku: String,
+}
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct HiOrderDto {
+    #[text(prompt = "Order ID")]
+    pub order_id: String,
+    #[nested(prompt = "Lines", max_items = 50)]
+    pub lines: Vec<HiLineDto>,
+}
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct HiBulkDto {
+    #[nested(prompt = "Lines, no limit")]
+    pub lines: Vec<HiLineDto>,
+}
+
+#[tool(name = "hi-order-tool", description = "Takes an order", input = HiOrderDto,
+       output = HiOrderDto)]
+pub struct HiOrderTool;
+
+impl ToolHandler<HiOrderDto, HiOrderDto> for HiOrderTool {
+    async fn run(&self, input: HiOrderDto) -> Result<HiOrderDto, ToolError> {
+        Ok(input)
+    }
+}
+
+#[tool(name = "hi-small-tool", description = "Takes little", input = HiLineDto,
+       output = HiLineDto, max_input_size = 64)]
+pub struct HiSmallTool;
+
+impl ToolHandler<HiLineDto, HiLineDto> for HiSmallTool {
+    async fn run(&self, input: HiLineDto) -> Result<HiLineDto, ToolError> {
+        Ok(input)
+    }
+}
+
+fn empty_objects(n: usize) -> String {
+    let items = vec!["{}"; n].join(",");
+    format!(r#"{{"orderId":"A-1","lines":[{items}]}}"#)
+}
+
+// --- 1. Error amplification ---------------------------------------------------------------------
+
+#[test]
+fn a_list_over_max_items_reports_the_limit_first_and_checks_few_items() {
+    let err = HiOrderDto::from_json_str(&empty_objects(200_000)).unwrap_err();
+    assert_eq!(err.errors[0].code, code::MAX_ITEMS, "{err}");
+    assert!(err.errors.len() <= MAX_REPORTED_ERRORS);
+    // Only the first items were looked at (200,000 would be 200,000 errors).
+    assert!(err.errors.iter().skip(1).all(|e| {
+        let index: usize = e.path["$.lines[".len()..]
+            .split(']')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        index < 50 + MAX_REPORTED_ERRORS
+    }));
+}
+
+#[test]
+fn reported_errors_stop_at_the_cap() {
+    let text = empty_objects(100_000).replacen(r#""orderId":"A-1","#, "", 1);
+    let err = HiBulkDto::from_json_str(&text).unwrap_err();
+    assert_eq!(err.errors.len(), MAX_REPORTED_ERRORS);
+    assert!(err.more);
+    let shown = err.to_string();
+    assert!(shown.contains("or more errors"), "{shown}");
+    assert!(
+        shown.contains("checking stopped after 20 errors"),
+        "{shown}"
+    );
+    assert!(shown.len() < 2_000, "{} bytes", shown.len());
+}
+
+#[tokio::test]
+async fn arguments_over_the_input_size_are_refused_before_decoding() {
+    let app = App::builder()
+        .tool::<HiOrderTool>()
+        .tool::<HiSmallTool>()
+        .build()
+        .unwrap();
+    // The default bound: 1 MiB.
+    let big = empty_objects(400_000);
+    assert!(big.len() > 1 << 20);
+    let outcome = app.tool::<HiOrderTool>().call(&big).await;
+    let failure = outcome.failure().expect("refused");
+    assert_eq!(failure.kind(), FailureKind::Rejected);
+    assert!(
+        failure
+            .error()
+            .to_string()
+            .contains("over this tool's limit of 1048576 bytes"),
+        "{}",
+        failure.error()
+    );
+    // A tool's own bound.
+    let args = json!({ "sku": "x".repeat(100) }).to_string();
+    let err = app
+        .tool::<HiSmallTool>()
+        .invoke_json(&args)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("limit of 64 bytes"), "{err}");
+    assert!(
+        app.tool::<HiSmallTool>()
+            .invoke_json(r#"{"sku":"ok"}"#)
+            .await
+            .is_ok()
+    );
+}
+
+// --- 5. Duplicate keys ----------------------------------------------------------------------------
+
+#[tokio::test]
+async fn duplicate_keys_are_refused_with_the_key_named() {
+    let err = HiLineDto::from_json_str(r#"{"sku":"not a valid id!","sku":"AB-1"}"#).unwrap_err();
+    assert_eq!(err.errors[0].code, code::DUPLICATE);
+    assert_eq!(err.errors[0].path, "$.sku");
+    assert!(
+        err.errors[0]
+            .message
+            .contains("`sku` appears more than once")
+    );
+    // In a nested object too, at its path.
+    let err = HiOrderDto::from_json_str(r#"{"orderId":"A","lines":[{"sku":"a","sku":"b"}]}"#)
+        .unwrap_err();
+    assert_eq!(err.errors[0].code, code::DUPLICATE);
+    assert!(err.errors[0].path.starts_with("$.lines[0]"), "{err}");
+    // Through the pipeline: a rejected input, the tool never runs.
+    let app = App::builder().tool::<HiOrderTool>().build().unwrap();
+    let outcome = app
+        .tool::<HiOrderTool>()
+        .call(r#"{"orderId":"A","orderId":"B","lines":[]}"#)
+        .await;
+    assert_eq!(outcome.failure().unwrap().kind(), FailureKind::Rejected);
+}
+
+// --- Providers: 2. usage overflow, 3. streams without an end, 4. split tool names ------------------
+
+fn model(server: &MockServer, limits: StreamLimits) -> OpenAiCompatibleModel {
+    OpenAiCompatibleModel::builder()
+        .base_url(server.base_url())
+        .api_key("sk-test")
+        .model("test-model")
+        .timeout(Duration::from_secs(5))
+        .max_retries(0)
+        .stream_limits(limits)
+        .build()
+        .expect("valid config")
+}
+
+fn hello() -> ModelRequest {
+    ModelRequest::new([Message::user("Hello?")])
+}
+
+fn chunk(delta: serde_json::Value, finish_reason: Option<&str>) -> serde_json::Value {
+    json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]})
+}
+
+#[tokio::test]
+async fn token_usage_that_would_overflow_saturates() {
+    let huge = json!({"prompt_tokens": u64::MAX, "completion_tokens": 1});
+    let server = MockServer::start(vec![
+        Reply::json(
+            200,
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"},
+                    "finish_reason": "stop"}], "usage": huge}),
+        ),
+        Reply::sse_events(
+            &[
+                chunk(json!({"content": "hi"}), Some("stop")),
+                json!({"choices": [], "usage": huge}),
+            ],
+            true,
+        ),
+    ])
+    .await;
+    let m = model(&server, StreamLimits::default());
+    let response = m.complete(&hello()).await.unwrap();
+    assert_eq!(response.usage.total_tokens, u64::MAX);
+    let response = collect_stream(m.stream(&hello()).await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.usage.total_tokens, u64::MAX);
+    let mut total = response.usage;
+    total += response.usage;
+    assert_eq!(total.prompt_tokens, u64::MAX);
+}
+
+#[tokio::test]
+async fn keep_alives_forever_end_at_the_response_deadline() {
+    let keep_alives: Vec<String> = (0..30).map(|_| ": keep-alive\n\n".to_owned()).collect();
+    let server = MockServer::start(vec![Reply::sse(keep_alives, End::Hang)]).await;
+    let limits = StreamLimits {
+        deadline: Duration::from_millis(300),
+        ..StreamLimits::default()
+    };
+    let mut stream = model(&server, limits).stream(&hello()).await.unwrap();
+    let error = loop {
+        match stream.next().await {
+            Some(Ok(_)) => {}
+            Some(Err(e)) => break e,
+            None => panic!("the stream ended without an error"),
+        }
+    };
+    // The whole response's deadline fired, not the 5 s per-chunk timeout.
+    assert!(
+        matches!(error, ModelError::Timeout { after } if after == Duration::from_millis(300)),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_event_without_an_end_is_bounded() {
+    let big: Vec<String> = std::iter::once("data: ".to_owned())
+        .chain((0..8).map(|_| "a".repeat(16 * 1024)))
+        .collect();
+    let server = MockServer::start(vec![Reply::sse(big, End::Hang)]).await;
+    let limits = StreamLimits {
+        max_event_bytes: 64 * 1024,
+        ..StreamLimits::default()
+    };
+    let error = collect_stream(model(&server, limits).stream(&hello()).await.unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            ModelError::TooLarge {
+                what: "one event",
+                limit: 65536
+            }
+        ),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_response_without_an_end_is_bounded() {
+    let events: Vec<serde_json::Value> = (0..2_000)
+        .map(|_| chunk(json!({"content": "0123456789"}), None))
+        .collect();
+    let server = MockServer::start(vec![Reply::sse_events(&events, false)]).await;
+    let limits = StreamLimits {
+        max_response_bytes: 64 * 1024,
+        ..StreamLimits::default()
+    };
+    let error = collect_stream(model(&server, limits).stream(&hello()).await.unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            ModelError::TooLarge {
+                what: "the response",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_name_split_across_deltas_after_the_id_is_kept_whole() {
+    let server = MockServer::start(vec![Reply::sse_events(
+        &[
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "soak-order"}}]}),
+                None,
+            ),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"name": "-tool"}}]}),
+                None,
+            ),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}),
+                Some("tool_calls"),
+            ),
+        ],
+        true,
+    )])
+    .await;
+    let mut stream = model(&server, StreamLimits::default())
+        .stream(&hello())
+        .await
+        .unwrap();
+    let mut started = Vec::new();
+    let mut finished = None;
+    while let Some(event) = stream.next().await {
+        match event.unwrap() {
+            ModelStreamEvent::ToolCallStarted { name, .. } => started.push(name),
+            ModelStreamEvent::Finished(r) => finished = Some(r),
+            _ => {}
+        }
+    }
+    assert_eq!(started, ["soak-order-tool"]);
+    assert_eq!(
+        finished.unwrap().message.tool_calls[0].name,
+        "soak-order-tool"
+    );
+}
