@@ -5,6 +5,7 @@ mod support;
 
 use std::time::Duration;
 
+use agboss_core::callback::ToolInvocation;
 use agboss_core::dto::{Dto, MAX_REPORTED_ERRORS, code};
 use agboss_core::model::{
     ChatModel, Message, ModelError, ModelRequest, ModelStreamEvent, OpenAiCompatibleModel,
@@ -319,5 +320,94 @@ async fn a_tool_name_split_across_deltas_after_the_id_is_kept_whole() {
     assert_eq!(
         finished.unwrap().message.tool_calls[0].name,
         "soak-order-tool"
+    );
+}
+
+// --- 6. Cancellation never loses the audit ----------------------------------------------------------
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct HiStepDto {
+    #[text(prompt = "Where to stop")]
+    pub stop: String,
+}
+
+#[tool(name = "hi-effect-tool", description = "Has a side effect", input = HiStepDto,
+       output = HiStepDto, tool_interceptors = [HiSlowAfterToolInterceptor])]
+pub struct HiEffectTool;
+
+impl ToolHandler<HiStepDto, HiStepDto> for HiEffectTool {
+    async fn run(&self, input: HiStepDto) -> Result<HiStepDto, ToolError> {
+        if input.stop == "in-run" {
+            std::future::pending::<()>().await;
+        }
+        Ok(input)
+    }
+}
+
+/// Its after-hook never ends when asked to stop there.
+#[tool_interceptor(
+    name = "hi-slow-after-tool-interceptor",
+    description = "Stalls after the tool"
+)]
+pub struct HiSlowAfterToolInterceptor;
+
+impl AfterToolCall for HiSlowAfterToolInterceptor {
+    async fn after_tool_call(
+        &self,
+        call: ToolCallResultContext<'_>,
+    ) -> Result<ToolOutput, InterceptorError> {
+        if call.input()["stop"] == "after-run" {
+            std::future::pending::<()>().await;
+        }
+        Ok(call.keep())
+    }
+}
+
+#[derive(Default)]
+struct Audit(std::sync::Mutex<Vec<String>>);
+
+impl agboss_core::callback::listener::ToolCallListener for Audit {
+    type Context = ();
+    fn after_completion(&self, _: (), call: &ToolCallInfo<'_>) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("completed {}", call.call_id));
+    }
+    fn on_cancelled(&self, _: (), call: &ToolCallInfo<'_>, tool_ran: bool) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("cancelled {} tool_ran={tool_ran}", call.call_id));
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_call_tells_the_listener_whether_the_tool_had_run() {
+    let audit = std::sync::Arc::new(Audit::default());
+    let app = App::builder()
+        .tool::<HiEffectTool>()
+        .tool_call_listener(std::sync::Arc::clone(&audit))
+        .build()
+        .unwrap();
+    let callback = app.callbacks().remove(0);
+    for (call_id, stop) in [("c1", "after-run"), ("c2", "in-run")] {
+        let args = json!({ "stop": stop }).to_string();
+        let call = callback.call(ToolInvocation::new(call_id, &args));
+        // The call stalls (in the after-hook, or in the tool); the caller gives up.
+        let gave_up = tokio::time::timeout(Duration::from_millis(50), call).await;
+        assert!(gave_up.is_err(), "{call_id} should stall");
+    }
+    let done = callback
+        .call(ToolInvocation::new("c3", r#"{"stop":"nowhere"}"#))
+        .await;
+    assert!(matches!(done, CallOutcome::Ran(_)));
+    assert_eq!(
+        *audit.0.lock().unwrap(),
+        [
+            "cancelled c1 tool_ran=true",
+            "cancelled c2 tool_ran=false",
+            "completed c3"
+        ]
     );
 }

@@ -202,5 +202,6 @@ fn env<'a>(app: &'a App, tenant: Option<&'a TenantContext>, call_id: CallId) -> 
         tenant,
         call_id,
         run_timeout: None,
+        progress: None,
     }
 }

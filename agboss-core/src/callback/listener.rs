@@ -97,7 +97,7 @@
 //! | had a **guard failure** (interceptor error, panic, timeout; missing dependency) | `on_error` with that error, for the record; **what it returns is ignored**: fail closed | the guard failure |
 //! | had an invalid input | `on_error` with [`ToolCallError::InvalidInput`] (the field errors); a report lets the model fix its arguments | the report, or the error |
 //! | the tool failed (error, panic, timeout, invalid output) | `on_error` with that error | the report, or the error |
-//! | was cancelled (its future dropped) | nothing more: the context is dropped (put cleanup in its `Drop`) | — |
+//! | was cancelled (its future dropped) | `on_cancelled(context, call, tool_ran)`: whether the tool's `run` had returned `Ok` (side effects may have happened, no result recorded) | — |
 //!
 //! Listener methods are synchronous, called on the task running the call: keep them short (push
 //! to a channel to do slow work elsewhere).
@@ -121,6 +121,7 @@ use futures::future::BoxFuture;
 
 use super::{SharedToolCallback, ToolCallback, ToolInvocation, ToolMetadata};
 use crate::contract::outcome::{CallOutcome, Rendered};
+use crate::contract::tool::CallProgress;
 use crate::di::TenantContext;
 use crate::error::ToolCallError;
 use crate::model::ToolDefinition;
@@ -194,6 +195,15 @@ pub trait ToolCallListener: Send + Sync + 'static {
     fn after_completion(&self, context: Self::Context, call: &ToolCallInfo<'_>) {
         let _ = (context, call);
     }
+
+    /// The call was cancelled (its future dropped: the run was cancelled or timed out, the
+    /// client went away) after `before_call` and before the call ended. `tool_ran` is true when
+    /// the tool's `run` had already returned `Ok`: its side effects may have happened although
+    /// no result was recorded (its after-hooks did not finish). Instead of `after_call` /
+    /// `on_error` / `after_completion`; runs where the future is dropped, so keep it short.
+    fn on_cancelled(&self, context: Self::Context, call: &ToolCallInfo<'_>, tool_ran: bool) {
+        let _ = (context, call, tool_ran);
+    }
 }
 
 impl<L: ToolCallListener> ToolCallListener for Arc<L> {
@@ -219,6 +229,34 @@ impl<L: ToolCallListener> ToolCallListener for Arc<L> {
     }
     fn after_completion(&self, context: Self::Context, call: &ToolCallInfo<'_>) {
         (**self).after_completion(context, call)
+    }
+    fn on_cancelled(&self, context: Self::Context, call: &ToolCallInfo<'_>, tool_ran: bool) {
+        (**self).on_cancelled(context, call, tool_ran)
+    }
+}
+
+/// The context of a call in flight: handed to `on_cancelled` if the call's future is dropped
+/// before it ends.
+struct InFlight<'g, L: ToolCallListener> {
+    listener: &'g L,
+    info: &'g ToolCallInfo<'g>,
+    progress: &'g CallProgress,
+    context: Option<L::Context>,
+}
+
+impl<L: ToolCallListener> InFlight<'_, L> {
+    /// The call ended: the context goes on to `after_call` / `on_error`.
+    fn ended(mut self) -> L::Context {
+        self.context.take().unwrap_or_default()
+    }
+}
+
+impl<L: ToolCallListener> Drop for InFlight<'_, L> {
+    fn drop(&mut self) {
+        if let Some(context) = self.context.take() {
+            self.listener
+                .on_cancelled(context, self.info, self.progress.tool_ran());
+        }
     }
 }
 
@@ -273,10 +311,19 @@ impl<L: ToolCallListener> ToolCallback for ListenedToolCallback<L> {
                 metadata: self.inner.metadata(),
                 tenant: invocation.tenant,
             };
-            // Not guarded: a panic keeps the tool from running and skips every other method.
-            let mut context = self.listener.before_call(&info);
-            let mut outcome = self.inner.call(invocation).await;
+            // One record of progress for the whole stack of listeners.
+            let own_progress = CallProgress::default();
+            let progress = invocation.progress.unwrap_or(&own_progress);
             let listener = &*self.listener;
+            // Not guarded: a panic keeps the tool from running and skips every other method.
+            let in_flight = InFlight {
+                listener,
+                info: &info,
+                progress,
+                context: Some(listener.before_call(&info)),
+            };
+            let mut outcome = self.inner.call(invocation.with_progress(progress)).await;
+            let mut context = in_flight.ended();
             // A panic of `after_call` / `on_error` is held until `after_completion` ran (a
             // `finally`), then resumed: never swallowed.
             let handled: Result<(), PanicPayload> = match &mut outcome {

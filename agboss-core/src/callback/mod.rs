@@ -16,7 +16,7 @@ use futures::future::BoxFuture;
 
 use crate::cascade::BoundTool;
 use crate::contract::outcome::{CallOutcome, Rendered};
-use crate::contract::tool::{CallEnv, ToolMeta};
+use crate::contract::tool::{CallEnv, CallProgress, ToolMeta};
 use crate::di::{CallId, TenantContext};
 use crate::model::ToolDefinition;
 use crate::pii::MaskReport;
@@ -71,6 +71,9 @@ pub struct ToolInvocation<'a> {
     /// Bounds the tool's own work (a native tool's `run`, on top of its `timeout_ms`); a
     /// callback of another source should honour it. Interceptors have their own bound.
     pub run_timeout: Option<Duration>,
+    /// Where the pipeline records how far the call got (set by listeners, to tell a cancelled
+    /// call whose tool already ran from one whose tool never did).
+    pub progress: Option<&'a CallProgress>,
 }
 
 impl<'a> ToolInvocation<'a> {
@@ -81,11 +84,17 @@ impl<'a> ToolInvocation<'a> {
             arguments,
             tenant: None,
             run_timeout: None,
+            progress: None,
         }
     }
     /// For a tenant.
     pub fn with_tenant(mut self, tenant: Option<&'a TenantContext>) -> Self {
         self.tenant = tenant;
+        self
+    }
+    /// Records the call's progress here.
+    pub fn with_progress(mut self, progress: &'a CallProgress) -> Self {
+        self.progress = Some(progress);
         self
     }
     /// Bounds the tool's run: the shorter of this and any limit already set.
@@ -182,6 +191,7 @@ impl ToolCallback for BoundToolCallback {
                 tenant: invocation.tenant,
                 call_id: CallId::new(invocation.call_id),
                 run_timeout: invocation.run_timeout,
+                progress: invocation.progress,
             };
             self.tool.call_with(env, invocation.arguments).await
         })

@@ -66,6 +66,7 @@ impl BoundTool {
             tenant,
             call_id: CallId::new(call_id),
             run_timeout: None,
+            progress: None,
         };
         self.call_with(env, args).await
     }

@@ -109,6 +109,30 @@ pub trait Tool: ToolHandler<Self::Input, Self::Output> + Sized + Send + Sync + '
 /// The largest JSON argument text a tool accepts when it sets no `max_input_size`: 1 MiB.
 pub const DEFAULT_MAX_INPUT_SIZE: usize = 1 << 20;
 
+/// How far one call got, shared by whoever made the call and the pipeline that runs it: a
+/// listener whose call is cancelled learns whether the tool's side effects may have happened.
+///
+/// ```
+/// use agboss_core::contract::tool::CallProgress;
+/// let progress = CallProgress::default();
+/// assert!(!progress.tool_ran());
+/// ```
+#[derive(Debug, Default)]
+pub struct CallProgress {
+    tool_ran: std::sync::atomic::AtomicBool,
+}
+
+impl CallProgress {
+    /// True once the tool's `run` returned `Ok` (its after-hooks may not have run yet).
+    pub fn tool_ran(&self) -> bool {
+        self.tool_ran.load(std::sync::atomic::Ordering::Acquire)
+    }
+    pub(crate) fn mark_tool_ran(&self) {
+        self.tool_ran
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
 /// The per-call inputs of the pipeline besides the tool input.
 #[doc(hidden)]
 pub struct CallEnv<'a> {
@@ -120,6 +144,8 @@ pub struct CallEnv<'a> {
     pub call_id: CallId,
     /// Bounds the tool's `run` (on top of its own `timeout_ms`).
     pub run_timeout: Option<std::time::Duration>,
+    /// Where the pipeline records how far the call got.
+    pub progress: Option<&'a CallProgress>,
 }
 
 /// Builds the slot of one tool type (referenced from [`ToolMeta::erased`]; implemented by the

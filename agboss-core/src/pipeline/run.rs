@@ -15,7 +15,7 @@ use crate::contract::interceptor::{
     InputHolder, ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolOutput,
 };
 use crate::contract::outcome::{CallOutcome, FailureKind};
-use crate::contract::tool::{CallEnv, Tool, ToolMeta};
+use crate::contract::tool::{CallEnv, CallProgress, Tool, ToolMeta};
 use crate::di::{DiError, ExecutionContext, Resolver, Services};
 use crate::dto::Dto;
 use crate::error::{BlockKind, ToolBlockedError, ToolCallError};
@@ -65,6 +65,7 @@ pub(crate) async fn run_guarded<T: Tool>(
     let execution = ExecutionContext::new(env.call_id, meta.name, chain.path.clone());
     let resolver = Resolver::for_call(env.services, env.tenant, &execution);
     let run_timeout = run_limit(meta, env.run_timeout);
+    let progress = env.progress;
     let guard = |error| CallOutcome::failed(FailureKind::Guard, error);
 
     // Fast path: no interceptor at all.
@@ -72,7 +73,10 @@ pub(crate) async fn run_guarded<T: Tool>(
         if let Err(error) = approval_point(meta, &execution).await {
             return CallOutcome::from_error(error);
         }
-        return finish::<T>(run_tool(slot, &resolver, meta, input, run_timeout).await);
+        return finish::<T>(ran(
+            run_tool(slot, &resolver, meta, input, run_timeout).await,
+            progress,
+        ));
     }
 
     let holder = InputHolder::new(&input);
@@ -112,9 +116,15 @@ pub(crate) async fn run_guarded<T: Tool>(
     // The after-hooks still read the input, so the tool gets a clone only when there are some.
     if chain.after.is_empty() {
         // `call` and `holder` borrow `input`; they are not used past this point, so it can move.
-        return finish::<T>(run_tool(slot, &resolver, meta, input, run_timeout).await);
+        return finish::<T>(ran(
+            run_tool(slot, &resolver, meta, input, run_timeout).await,
+            progress,
+        ));
     }
-    let output = match run_tool(slot, &resolver, meta, input.clone(), run_timeout).await {
+    let output = match ran(
+        run_tool(slot, &resolver, meta, input.clone(), run_timeout).await,
+        progress,
+    ) {
         CallOutcome::Ran(output) => output,
         failed => return failed,
     };
@@ -144,6 +154,16 @@ pub(crate) async fn run_guarded<T: Tool>(
             },
         ),
     }
+}
+
+/// Records that the tool ran (its side effects may have happened) before anything else of the
+/// call can be cancelled.
+#[inline]
+fn ran<O>(outcome: CallOutcome<O>, progress: Option<&CallProgress>) -> CallOutcome<O> {
+    if let (CallOutcome::Ran(_), Some(progress)) = (&outcome, progress) {
+        progress.mark_tool_ran();
+    }
+    outcome
 }
 
 /// The bound of one `run`: the tool's `timeout_ms` and the caller's limit, whichever is shorter.
