@@ -24,6 +24,11 @@ pub use crate::dto::Dto;
 pub use crate::pii::MaskStrategy;
 pub use crate::pipeline::erased_tool;
 
+/// Entry points of the fuzz targets (`fuzz/`) and their corpus replay.
+pub mod fuzz {
+    pub use crate::model::sse::decode_openai_chunks;
+}
+
 use std::any::Any;
 pub use std::sync::Arc;
 

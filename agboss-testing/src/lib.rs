@@ -256,3 +256,5 @@ impl<T: Tool> ToolHarness<T> {
 
 pub mod scripted;
 pub use scripted::ScriptedModel;
+#[doc(hidden)]
+pub mod fuzz;

@@ -2,6 +2,8 @@
 
 mod wire;
 
+pub(crate) use wire::StreamDecoder;
+
 use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
