@@ -188,6 +188,30 @@ impl Tail {
     }
 }
 
+/// Decodes an OpenAI-style streamed body delivered in `chunks`, as the client does: the
+/// events, or the first error. The entry point of the stream fuzz target and its corpus replay.
+#[doc(hidden)]
+pub fn decode_openai_chunks(
+    chunks: Vec<Vec<u8>>,
+) -> Result<Vec<super::ModelStreamEvent>, ModelError> {
+    futures::executor::block_on(async {
+        let mut events = SseStream::new(
+            futures::stream::iter(chunks.into_iter().map(Ok::<_, ModelError>)),
+            StreamLimits::default(),
+        );
+        let mut decoder = super::openai::StreamDecoder::default();
+        let mut out = Vec::new();
+        while let Some(event) = events.next().await {
+            decoder.on_event(&event?.data, &mut out)?;
+            if decoder.is_done() {
+                return Ok(out);
+            }
+        }
+        decoder.finish(events.ended_mid_event())?;
+        Ok(out)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,28 +257,4 @@ mod tests {
         assert!(tail_of(&["data: a\n\ndata: {\"id\""]));
         assert!(!tail_of(&[]));
     }
-}
-
-/// Decodes an OpenAI-style streamed body delivered in `chunks`, as the client does: the
-/// events, or the first error. The entry point of the stream fuzz target and its corpus replay.
-#[doc(hidden)]
-pub fn decode_openai_chunks(
-    chunks: Vec<Vec<u8>>,
-) -> Result<Vec<super::ModelStreamEvent>, ModelError> {
-    futures::executor::block_on(async {
-        let mut events = SseStream::new(
-            futures::stream::iter(chunks.into_iter().map(Ok::<_, ModelError>)),
-            StreamLimits::default(),
-        );
-        let mut decoder = super::openai::StreamDecoder::default();
-        let mut out = Vec::new();
-        while let Some(event) = events.next().await {
-            decoder.on_event(&event?.data, &mut out)?;
-            if decoder.is_done() {
-                return Ok(out);
-            }
-        }
-        decoder.finish(events.ended_mid_event())?;
-        Ok(out)
-    })
 }
