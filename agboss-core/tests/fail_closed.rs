@@ -525,3 +525,62 @@ async fn tool_and_interceptor_errors_keep_their_source_chain() {
     let boxed: Box<dyn std::error::Error + Send + Sync> = ToolError::msg("late").into();
     assert_eq!(boxed.to_string(), "late");
 }
+
+/// A user's own callback that never answers.
+struct Hanging {
+    definition: agboss_core::model::ToolDefinition,
+    metadata: agboss_core::callback::ToolMetadata,
+}
+
+impl ToolCallback for Hanging {
+    fn definition(&self) -> &agboss_core::model::ToolDefinition {
+        &self.definition
+    }
+    fn metadata(&self) -> &agboss_core::callback::ToolMetadata {
+        &self.metadata
+    }
+    fn call<'a>(&'a self, _: ToolInvocation<'a>) -> futures::future::BoxFuture<'a, CallOutcome> {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn the_run_tool_timeout_bounds_a_callback_of_another_source_as_a_whole() {
+    let model = ScriptedModel::new([
+        Turn::tool_call("fc-tool", json!({ "mode": "ok" })),
+        Turn::text("done"),
+    ]);
+    let (app, runs) = app_with(Softening::default(), model);
+    // The run swaps the agent's tool for a custom callback of the same name that hangs.
+    let ctx = RunContext::new()
+        .tool_timeout(Duration::from_millis(20))
+        .wrap_callbacks(|_, callbacks| {
+            callbacks
+                .into_iter()
+                .map(|c| {
+                    Arc::new(Hanging {
+                        definition: c.definition().clone(),
+                        metadata: agboss_core::callback::ToolMetadata {
+                            source: agboss_core::callback::ToolSource::Custom,
+                            ..c.metadata().clone()
+                        },
+                    }) as SharedToolCallback
+                })
+                .collect()
+        });
+    let (events, result) = tokio::time::timeout(
+        Duration::from_secs(5),
+        app.stream(Target::agent::<FcAgent>(), "go", ctx)
+            .collect_all(),
+    )
+    .await
+    .expect("the run ends on its own");
+    assert_eq!(result.unwrap().text, "done");
+    assert_eq!(decisions(&events), [CallDecision::Allowed]);
+    assert!(
+        observations(&events)[0].contains("(timeout)"),
+        "{:?}",
+        observations(&events)
+    );
+    assert_eq!(runs.get(), 0, "the native tool was replaced");
+}
