@@ -584,3 +584,32 @@ async fn the_run_tool_timeout_bounds_a_callback_of_another_source_as_a_whole() {
     );
     assert_eq!(runs.get(), 0, "the native tool was replaced");
 }
+
+#[test]
+fn a_suspending_hook_in_a_runtime_without_timers_is_awaited_not_a_panic() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime without the time driver");
+    let app = App::builder()
+        .tool_interceptor::<FcSlowGuardToolInterceptor>()
+        .tool::<FcTool>()
+        .provide(FcRuns::default())
+        .build()
+        .unwrap();
+    let outcome = rt.block_on(app.tool::<FcTool>().call(r#"{"mode":"ok"}"#));
+    assert!(matches!(outcome, CallOutcome::Ran(_)), "{outcome:?}");
+}
+
+/// Suspends once (a yield, no timer of its own), then allows.
+#[tool_interceptor(name = "fc-slow-guard-tool-interceptor", description = "Yields once")]
+pub struct FcSlowGuardToolInterceptor;
+
+impl BeforeToolCall for FcSlowGuardToolInterceptor {
+    async fn before_tool_call(
+        &self,
+        _call: &ToolCallContext<'_>,
+    ) -> Result<ToolCallDecision, InterceptorError> {
+        tokio::task::yield_now().await;
+        Ok(ToolCallDecision::allow())
+    }
+}

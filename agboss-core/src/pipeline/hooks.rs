@@ -33,8 +33,9 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 pin_project_lite::pin_project! {
     /// `fut` bounded by `limit`: `Some(output)`, or `None` once the limit passed. The timer is
     /// armed only when `fut` first suspends, so a future that is ready at once (most hooks)
-    /// costs no clock read and no allocation. Outside a tokio runtime there is no timer: the
-    /// future is awaited unbounded (nothing it guards runs meanwhile).
+    /// costs no clock read and no allocation. Outside a tokio runtime, or in one built without
+    /// its time driver, there is no timer: the future is awaited unbounded (nothing it guards
+    /// runs meanwhile).
     pub(crate) struct Bounded<F> {
         #[pin]
         fut: F,
@@ -63,7 +64,19 @@ impl<F: Future> Future for Bounded<F> {
                     *this.untimed = true;
                     return Poll::Pending;
                 }
-                this.timer.insert(Box::pin(tokio::time::sleep(*this.limit)))
+                // A runtime built without the time driver has no timers (tokio panics when
+                // asked for one): then the future is awaited unbounded, as outside a runtime.
+                let limit = *this.limit;
+                match std::panic::catch_unwind(move || Box::pin(tokio::time::sleep(limit))) {
+                    Ok(sleep) => this.timer.insert(sleep),
+                    Err(_) => {
+                        tracing::warn!(
+                            "a tokio runtime without timers: a suspended hook or tool cannot be bounded"
+                        );
+                        *this.untimed = true;
+                        return Poll::Pending;
+                    }
+                }
             }
         };
         match timer.as_mut().poll(cx) {
