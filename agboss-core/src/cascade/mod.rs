@@ -15,10 +15,12 @@ mod resolve;
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
+use resolve::TypeIdHasher;
 pub(crate) use resolve::{Blueprint, Resolved};
 
 use crate::contract::chain::{Chain, ChainEntry, Exclusion, Link};
@@ -81,8 +83,8 @@ impl fmt::Display for BuildWarning {
 
 /// Builds each interceptor type and each PII policy's masker once per app.
 pub(crate) struct Pool {
-    built: HashMap<TypeId, Arc<dyn ErasedInterceptor>>,
-    maskers: HashMap<TypeId, Arc<PiiMasker>>,
+    built: HashMap<TypeId, Arc<dyn ErasedInterceptor>, BuildHasherDefault<TypeIdHasher>>,
+    maskers: HashMap<TypeId, Arc<PiiMasker>, BuildHasherDefault<TypeIdHasher>>,
     /// The hook time limit of interceptors that set none.
     hook_timeout: Duration,
 }
@@ -90,8 +92,8 @@ pub(crate) struct Pool {
 impl Pool {
     pub(crate) fn new(hook_timeout: Duration) -> Self {
         Self {
-            built: HashMap::new(),
-            maskers: HashMap::new(),
+            built: HashMap::default(),
+            maskers: HashMap::default(),
             hook_timeout,
         }
     }
@@ -102,7 +104,17 @@ impl Pool {
         meta: &'static InterceptorMeta,
         services: &mut Services,
     ) -> Result<Arc<dyn ErasedInterceptor>, BuildError> {
-        if let Some(i) = self.built.get(&(meta.type_id)()) {
+        self.interceptor_of((meta.type_id)(), meta, services)
+    }
+
+    /// [`Pool::interceptor`] with the interceptor's `TypeId` known.
+    fn interceptor_of(
+        &mut self,
+        id: TypeId,
+        meta: &'static InterceptorMeta,
+        services: &mut Services,
+    ) -> Result<Arc<dyn ErasedInterceptor>, BuildError> {
+        if let Some(i) = self.built.get(&id) {
             return Ok(Arc::clone(i));
         }
         services.ensure(meta.type_name, meta.deps, &mut Vec::new())?;
@@ -110,7 +122,7 @@ impl Pool {
             service: meta.type_name,
             message: e.to_string(),
         })?;
-        self.built.insert((meta.type_id)(), Arc::clone(&built));
+        self.built.insert(id, Arc::clone(&built));
         Ok(built)
     }
 
@@ -156,11 +168,15 @@ impl Pool {
         scopes: &[ScopeSpec],
         services: &mut Services,
     ) -> Result<Chain, BuildError> {
+        // Each entry's `TypeId` beside it: membership tests compare ids, not fn-pointer calls.
         let mut entries: Vec<ChainEntry> = Vec::new();
+        let mut ids: Vec<TypeId> = Vec::new();
         let mut exclusions: Vec<Exclusion> = Vec::new();
         for spec in scopes {
             for ex in &spec.exclude {
-                if let Some(pos) = entries.iter().position(|e| e.interceptor.same(ex)) {
+                let id = (ex.type_id)();
+                if let Some(pos) = ids.iter().position(|i| *i == id) {
+                    ids.remove(pos);
                     let removed = entries.remove(pos);
                     exclusions.push(Exclusion {
                         interceptor: removed.interceptor,
@@ -170,7 +186,9 @@ impl Pool {
                 }
             }
             for at in &spec.attach {
-                if !entries.iter().any(|e| e.interceptor.same(at)) {
+                let id = (at.type_id)();
+                if !ids.contains(&id) {
+                    ids.push(id);
                     entries.push(ChainEntry {
                         interceptor: at,
                         origin: spec.scope,
@@ -180,8 +198,8 @@ impl Pool {
         }
         let mut before = Vec::new();
         let mut after = Vec::new();
-        for entry in &entries {
-            let built = self.interceptor(entry.interceptor, services)?;
+        for (entry, id) in entries.iter().zip(ids) {
+            let built = self.interceptor_of(id, entry.interceptor, services)?;
             if built.has_before() {
                 before.push(self.link(Arc::clone(&built)));
             }

@@ -172,21 +172,22 @@ impl Blueprint {
             }
         }
         if self.application.is_some() {
-            let reached_agents: Vec<&str> = pending_agents.iter().map(|a| a.meta.name).collect();
-            let reached_routers: Vec<&str> = pending_routers.iter().map(|r| r.1.name).collect();
-            let reached_workflows: Vec<&str> =
+            // Sets: every registration is looked up (linear in registrations + reached names).
+            use std::collections::HashSet;
+            let reached_agents: HashSet<&str> =
+                pending_agents.iter().map(|a| a.meta.name).collect();
+            let reached_routers: HashSet<&str> = pending_routers.iter().map(|r| r.1.name).collect();
+            let reached_workflows: HashSet<&str> =
                 pending_workflows.iter().map(|w| w.meta.name).collect();
-            let reached_tools: Vec<&str> = all_tools.iter().map(|t| t.name).collect();
+            let reached_tools: HashSet<&str> = all_tools.iter().map(|t| t.name).collect();
             for reg in crate::contract::registry::all() {
                 let (kind, name, reached) = match reg {
-                    Registration::Agent(m) => ("agent", m.name, reached_agents.contains(&m.name)),
-                    Registration::Router(m) => {
-                        ("router", m.name, reached_routers.contains(&m.name))
-                    }
+                    Registration::Agent(m) => ("agent", m.name, reached_agents.contains(m.name)),
+                    Registration::Router(m) => ("router", m.name, reached_routers.contains(m.name)),
                     Registration::Workflow(m) => {
-                        ("workflow", m.name, reached_workflows.contains(&m.name))
+                        ("workflow", m.name, reached_workflows.contains(m.name))
                     }
-                    Registration::Tool(m) => ("tool", m.name, reached_tools.contains(&m.name)),
+                    Registration::Tool(m) => ("tool", m.name, reached_tools.contains(m.name)),
                     _ => continue,
                 };
                 if !reached {
@@ -338,14 +339,15 @@ fn tool_scope(meta: &'static ToolMeta) -> ScopeSpec {
     }
 }
 
+/// The tools once each, in first-seen order (linear: a set of their `TypeId`s).
 fn dedup(tools: &[&'static ToolMeta]) -> Vec<&'static ToolMeta> {
-    let mut out: Vec<&'static ToolMeta> = Vec::new();
-    for t in tools {
-        if !out.iter().any(|o| (o.type_id)() == (t.type_id)()) {
-            out.push(t);
-        }
-    }
-    out
+    let mut seen: std::collections::HashSet<TypeId, BuildHasherDefault<TypeIdHasher>> =
+        std::collections::HashSet::default();
+    tools
+        .iter()
+        .copied()
+        .filter(|t| seen.insert((t.type_id)()))
+        .collect()
 }
 
 struct PendingAgent {
