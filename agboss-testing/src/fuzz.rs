@@ -127,7 +127,7 @@ pub fn openai_stream(data: &[u8]) {
     };
     let step = usize::from(seed % 17) + 1;
     let chunks: Vec<Vec<u8>> = body.chunks(step).map(<[u8]>::to_vec).collect();
-    if let Ok(events) = agboss_core::__private::fuzz::decode_openai_chunks(chunks) {
+    if let (events, Ok(())) = agboss_core::__private::fuzz::decode_openai_chunks(chunks) {
         let finished = events
             .iter()
             .position(|e| matches!(e, ModelStreamEvent::Finished(_)));

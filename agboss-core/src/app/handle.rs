@@ -42,7 +42,7 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     }
 
     fn call_id_or_new(&self) -> CallId {
-        self.call_id.clone().unwrap_or_else(CallId::generate)
+        call_id_or_new(&self.call_id)
     }
 
     fn entry(&self) -> Result<(&BoundTool, &ToolSlot<T>), ToolCallError> {
@@ -166,7 +166,7 @@ impl<'a> DynToolHandle<'a> {
     }
     /// Invokes with JSON text (see [`ToolHandle::invoke_json`]).
     pub async fn invoke_json(&self, args: &str) -> Result<String, ToolCallError> {
-        let call_id = self.call_id.clone().unwrap_or_else(CallId::generate);
+        let call_id = call_id_or_new(&self.call_id);
         let env = env(self.app, self.tenant.as_ref(), call_id.clone());
         direct(
             self.bound.call_with(env, args).await,
@@ -177,10 +177,15 @@ impl<'a> DynToolHandle<'a> {
     }
     /// Runs the call and returns its [`CallOutcome`] (`reply_to_model` is an outcome).
     pub async fn call(&self, args: &str) -> CallOutcome<Rendered> {
-        let call_id = self.call_id.clone().unwrap_or_else(CallId::generate);
+        let call_id = call_id_or_new(&self.call_id);
         let env = env(self.app, self.tenant.as_ref(), call_id);
         self.bound.call_with(env, args).await
     }
+}
+
+/// The call id a caller set, else a new one.
+fn call_id_or_new(call_id: &Option<CallId>) -> CallId {
+    call_id.clone().unwrap_or_else(CallId::generate)
 }
 
 /// The result of a direct call. The call id is only read (formatted) for a reply, which is an

@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub use builder::AppBuilder;
 pub use handle::{DynToolHandle, ToolHandle};
 
-use crate::callback::stack::{RunLayers, ToolCallListenerSet, stack};
+use crate::callback::stack::{RunLayers, ToolCallListenerSet, agent_stack, stack};
 use crate::callback::{BoundToolCallback, SharedToolCallback};
 use crate::cascade::{BoundTool, BuildWarning, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 use crate::contract::agent::Agent;
@@ -152,14 +152,7 @@ impl App {
     /// The tools of `agent` as callbacks, decorated with the app's and the agent's listeners:
     /// what an agent loop calls (see [`crate::callback::stack`]).
     pub fn agent_callbacks(&self, agent: &ResolvedAgent) -> Vec<SharedToolCallback> {
-        let base = agent.tools.iter().map(BoundToolCallback::shared).collect();
-        stack(
-            &self.inner.listeners,
-            Some(agent.meta.name),
-            &agent.scopes,
-            base,
-            &RunLayers::default(),
-        )
+        agent_stack(&self.inner.listeners, agent, &RunLayers::default())
     }
 
     /// Every tool of the app on its direct (application → tool) chain as a callback, decorated

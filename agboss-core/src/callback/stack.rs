@@ -17,7 +17,10 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use super::listener::{ListenedToolCallback, ToolCallListener};
-use super::{SharedToolCallback, ToolCallback, ToolInvocation, ToolMetadata, ToolSource};
+use super::{
+    BoundToolCallback, SharedToolCallback, ToolCallback, ToolInvocation, ToolMetadata, ToolSource,
+};
+use crate::cascade::ResolvedAgent;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
 use crate::contract::scope::ScopeRef;
 use crate::error::ToolCallError;
@@ -66,6 +69,16 @@ pub fn stack(
             .collect();
     }
     callbacks
+}
+
+/// The stack of `agent`'s tools on its path: what its tool loop calls.
+pub fn agent_stack(
+    listeners: &ToolCallListenerSet,
+    agent: &ResolvedAgent,
+    run: &RunLayers,
+) -> Vec<SharedToolCallback> {
+    let base = agent.tools.iter().map(BoundToolCallback::shared).collect();
+    stack(listeners, Some(agent.meta.name), &agent.scopes, base, run)
 }
 
 /// Bounds the tool's own work of every call: passes the limit down with the invocation (a

@@ -127,14 +127,7 @@ impl Pool {
     }
 
     fn link(&self, interceptor: Arc<dyn ErasedInterceptor>) -> Link {
-        let timeout = interceptor
-            .meta()
-            .timeout_ms
-            .map_or(self.hook_timeout, Duration::from_millis);
-        Link {
-            interceptor,
-            timeout,
-        }
+        Link::new(interceptor, self.hook_timeout)
     }
 
     /// Resolves the policies of a path (each scope's list, outermost scope first).

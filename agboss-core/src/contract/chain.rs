@@ -36,6 +36,20 @@ pub(crate) struct Link {
     pub(crate) timeout: Duration,
 }
 
+impl Link {
+    /// The interceptor with its hooks' limit: its own `timeout_ms`, else `default`.
+    pub(crate) fn new(interceptor: Arc<dyn ErasedInterceptor>, default: Duration) -> Self {
+        let timeout = interceptor
+            .meta()
+            .timeout_ms
+            .map_or(default, Duration::from_millis);
+        Self {
+            interceptor,
+            timeout,
+        }
+    }
+}
+
 /// The resolved, ordered interceptor chain of one tool on one path.
 pub struct Chain {
     pub(crate) before: Box<[Link]>,

@@ -254,12 +254,7 @@ impl<O> CallOutcome<O> {
             Self::Replied {
                 interceptor,
                 message,
-            } => Err(ToolCallError::Blocked(ToolBlockedError {
-                tool_name: tool_name.to_string(),
-                call_id: call_id.to_string(),
-                interceptor,
-                kind: BlockKind::ReplyToModel { message },
-            })),
+            } => Err(reply_as_block(tool_name, call_id, interceptor, message)),
             Self::Failed(f) => Err(f.error),
         }
     }
@@ -269,6 +264,22 @@ impl<O> CallOutcome<O> {
     pub fn into_result(self) -> Result<O, ToolCallError> {
         self.into_direct("", "")
     }
+}
+
+/// A `reply_to_model` where no model reads it: a [`ToolBlockedError`] of kind
+/// [`BlockKind::ReplyToModel`].
+pub(crate) fn reply_as_block(
+    tool_name: &str,
+    call_id: &str,
+    interceptor: &'static str,
+    message: String,
+) -> ToolCallError {
+    ToolCallError::Blocked(ToolBlockedError {
+        tool_name: tool_name.to_string(),
+        call_id: call_id.to_string(),
+        interceptor,
+        kind: BlockKind::ReplyToModel { message },
+    })
 }
 
 impl CallOutcome<Rendered> {

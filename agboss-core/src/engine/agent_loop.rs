@@ -5,7 +5,8 @@ use futures::StreamExt as _;
 
 use super::events::{RunEvent, StepKind, StepOutcome};
 use super::run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, Engine, RunError, Stats};
-use crate::callback::{BoundToolCallback, SharedToolCallback, ToolInvocation};
+use crate::callback::stack::agent_stack;
+use crate::callback::{SharedToolCallback, ToolInvocation};
 use crate::cascade::ResolvedAgent;
 use crate::contract::agent::ToolErrorPolicy;
 use crate::contract::outcome::{CallOutcome, FailureKind};
@@ -56,8 +57,7 @@ impl Engine {
                 step: meta.name.to_string(),
             })?;
         // The agent's tools, decorated once for the whole run (see `crate::callback::stack`).
-        let base = agent.tools.iter().map(BoundToolCallback::shared).collect();
-        let callbacks = self.callbacks(Some(meta.name), &agent.scopes, base);
+        let callbacks = agent_stack(&self.rt.listeners, agent, &self.ctx.layers);
         let mut req =
             ModelRequest::default().with_tools(callbacks.iter().map(|c| c.definition().clone()));
         if !meta.instructions.is_empty() {

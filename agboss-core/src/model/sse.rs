@@ -189,11 +189,12 @@ impl Tail {
 }
 
 /// Decodes an OpenAI-style streamed body delivered in `chunks`, as the client does: the
-/// events, or the first error. The entry point of the stream fuzz target and its corpus replay.
+/// events decoded, then how the body ended (the first error, if any). The entry point of the
+/// SSE unit tests, the stream fuzz target and its corpus replay.
 #[doc(hidden)]
 pub fn decode_openai_chunks(
     chunks: Vec<Vec<u8>>,
-) -> Result<Vec<super::ModelStreamEvent>, ModelError> {
+) -> (Vec<super::ModelStreamEvent>, Result<(), ModelError>) {
     futures::executor::block_on(async {
         let mut events = SseStream::new(
             futures::stream::iter(chunks.into_iter().map(Ok::<_, ModelError>)),
@@ -202,13 +203,13 @@ pub fn decode_openai_chunks(
         let mut decoder = super::openai::StreamDecoder::default();
         let mut out = Vec::new();
         while let Some(event) = events.next().await {
-            decoder.on_event(&event?.data, &mut out)?;
-            if decoder.is_done() {
-                return Ok(out);
+            let decoded = event.and_then(|event| decoder.on_event(&event.data, &mut out));
+            if decoded.is_err() || decoder.is_done() {
+                return (out, decoded);
             }
         }
-        decoder.finish(events.ended_mid_event())?;
-        Ok(out)
+        let end = decoder.finish(events.ended_mid_event());
+        (out, end)
     })
 }
 

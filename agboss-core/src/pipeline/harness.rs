@@ -1,7 +1,6 @@
 //! Runs single hooks outside a chain, exactly as the pipeline does: the engine behind
 //! `agboss_testing::test_tool_interceptor`.
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::hooks::{after_one, before_one};
 use super::run::decode_input;
@@ -17,14 +16,10 @@ use crate::error::ToolCallError;
 
 /// The hook time limit of a link outside an app: the interceptor's own, else the app default.
 fn link(interceptor: &Arc<dyn ErasedInterceptor>) -> Link {
-    let timeout = interceptor.meta().timeout_ms.map_or(
+    Link::new(
+        Arc::clone(interceptor),
         crate::contract::interceptor::DEFAULT_HOOK_TIMEOUT,
-        Duration::from_millis,
-    );
-    Link {
-        interceptor: Arc::clone(interceptor),
-        timeout,
-    }
+    )
 }
 
 /// Runs `before_tool_call` of one interceptor for a call of tool `T` on a JSON input (validated

@@ -14,8 +14,8 @@
 use std::borrow::Cow;
 
 use crate::contract::agent::ToolErrorPolicy;
-use crate::contract::outcome::{CallDecision, CallOutcome, FailureKind, Rendered};
-use crate::error::{BlockKind, ToolBlockedError, ToolCallError};
+use crate::contract::outcome::{CallDecision, CallOutcome, FailureKind, Rendered, reply_as_block};
+use crate::error::ToolCallError;
 
 /// A call's observation, as the model reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,15 +72,10 @@ pub fn observe(
                 message,
             },
             Reader::Step,
-        ) => {
-            let blocked = ToolBlockedError {
-                tool_name: tool_name.to_string(),
-                call_id: call_id.to_string(),
-                interceptor,
-                kind: BlockKind::ReplyToModel { message },
-            };
-            (Err(blocked.into()), None)
-        }
+        ) => (
+            Err(reply_as_block(tool_name, call_id, interceptor, message)),
+            None,
+        ),
         (CallOutcome::Replied { message, .. }, Reader::Model(_)) => {
             (Ok(observation(message, true, false)), None)
         }

@@ -1,36 +1,10 @@
 //! The streamed chat completion through the SSE parser and the decoder, byte by byte: every line
 //! ending, comments, multi-line data, a BOM, and every split of the bytes give the same events.
-use futures::StreamExt as _;
-
-use super::wire::StreamDecoder;
-use crate::model::sse::SseStream;
 use crate::model::{ModelError, ModelStreamEvent};
 
 /// Decodes `chunks` as one streamed body: the events, then the end-of-body result.
 fn decode(chunks: Vec<Vec<u8>>) -> (Vec<ModelStreamEvent>, Result<(), ModelError>) {
-    futures::executor::block_on(async {
-        let mut events = SseStream::new(
-            futures::stream::iter(chunks.into_iter().map(Ok::<_, ModelError>)),
-            crate::model::StreamLimits::default(),
-        );
-        let mut decoder = StreamDecoder::default();
-        let mut out = Vec::new();
-        while let Some(event) = events.next().await {
-            match event {
-                Ok(event) => {
-                    if let Err(e) = decoder.on_event(&event.data, &mut out) {
-                        return (out, Err(e));
-                    }
-                }
-                Err(e) => return (out, Err(e)),
-            }
-            if decoder.is_done() {
-                return (out, Ok(()));
-            }
-        }
-        let end = decoder.finish(events.ended_mid_event());
-        (out, end)
-    })
+    crate::model::sse::decode_openai_chunks(chunks)
 }
 
 fn one(body: &str) -> (Vec<ModelStreamEvent>, Result<(), ModelError>) {
