@@ -74,6 +74,7 @@ pub mod error;
 pub mod model;
 pub mod pii;
 pub mod pipeline;
+pub mod store;
 
 #[doc(hidden)]
 pub mod __private;

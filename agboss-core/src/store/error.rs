@@ -1,0 +1,112 @@
+//! [`StoreError`]: what a [`ThreadStore`](super::ThreadStore) operation can fail with.
+use crate::error::BoxError;
+
+/// Why a store operation failed. Foreign data is never told apart from missing data: a tenant
+/// asking for another tenant's thread or run gets the same `*NotFound` as for one that never
+/// existed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No thread of that id for this tenant.
+    #[error("no thread `{thread_id}` for this tenant")]
+    ThreadNotFound {
+        /// The thread id.
+        thread_id: String,
+    },
+    /// A thread of that id already exists for this tenant.
+    #[error("thread `{thread_id}` already exists")]
+    ThreadExists {
+        /// The thread id.
+        thread_id: String,
+    },
+    /// Another run of the thread has not finished: one run writes a thread at a time.
+    #[error("thread `{thread_id}` is busy: run `{run_id}` has not finished (resume it first)")]
+    ThreadBusy {
+        /// The thread id.
+        thread_id: String,
+        /// The unfinished run.
+        run_id: String,
+    },
+    /// No run of that id for this tenant.
+    #[error("no run `{run_id}` for this tenant")]
+    RunNotFound {
+        /// The run id.
+        run_id: String,
+    },
+    /// The run has finished; it can be read, not resumed.
+    #[error("run `{run_id}` has already finished")]
+    RunFinished {
+        /// The run id.
+        run_id: String,
+    },
+    /// Another worker holds an unexpired lease on the run.
+    #[error(
+        "run `{run_id}` is leased by another worker until {expires_at_ms} (ms since the epoch)"
+    )]
+    LeaseHeld {
+        /// The run id.
+        run_id: String,
+        /// When the lease expires.
+        expires_at_ms: i64,
+    },
+    /// The lease this write carries is no longer the run's: another worker took the run over
+    /// (or it finished). Nothing was written.
+    #[error("lease {token} on run `{run_id}` was lost: nothing was written")]
+    LeaseLost {
+        /// The run id.
+        run_id: String,
+        /// The stale fencing token.
+        token: i64,
+    },
+    /// A stored row has an encoding version this build does not know. Nothing is overwritten.
+    #[error("a stored {what} has format {found}; this build reads format {supported}")]
+    UnknownFormat {
+        /// What kind of row.
+        what: String,
+        /// Its version.
+        found: i64,
+        /// The version this build reads.
+        supported: i64,
+    },
+    /// A stored row could not be read. Nothing is overwritten.
+    #[error("a stored {what} is corrupt: {detail}")]
+    Corrupt {
+        /// What kind of row.
+        what: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The database schema could not be brought to this build's version (a migration failed,
+    /// or the database was migrated by a newer build).
+    #[error("store schema: {detail}")]
+    Schema {
+        /// What failed.
+        detail: String,
+        /// The cause.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// The backend failed (connection lost, disk full, ...). The operation did not happen.
+    #[error("store backend failed during {operation}")]
+    Backend {
+        /// The operation.
+        operation: &'static str,
+        /// The cause.
+        #[source]
+        source: BoxError,
+    },
+}
+
+impl StoreError {
+    /// A backend failure during `operation`.
+    pub fn backend(operation: &'static str, source: impl Into<BoxError>) -> Self {
+        Self::Backend {
+            operation,
+            source: source.into(),
+        }
+    }
+    /// Whether retrying the same operation later may succeed (a backend failure, a held lease).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Backend { .. } | Self::LeaseHeld { .. })
+    }
+}
