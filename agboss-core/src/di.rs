@@ -229,6 +229,7 @@ pub struct ExecutionContext {
     pub(crate) call_id: CallId,
     pub(crate) tool_name: &'static str,
     pub(crate) path: Arc<[&'static str]>,
+    pub(crate) idempotency_key: Option<Arc<str>>,
 }
 
 impl ExecutionContext {
@@ -238,7 +239,29 @@ impl ExecutionContext {
             call_id,
             tool_name,
             path,
+            idempotency_key: None,
         }
+    }
+    /// With an idempotency key (what journaled runs give each call).
+    pub fn with_idempotency_key(mut self, key: Option<&str>) -> Self {
+        self.idempotency_key = key.map(Arc::from);
+        self
+    }
+    /// The call's idempotency key: the same on every attempt of the call, when its run is
+    /// journaled (an app with a store), so a tool that talks to a payment API or a queue can
+    /// pass it on and have a rerun deduplicated. Outside a journaled run it is the call id.
+    ///
+    /// ```
+    /// use agboss_core::{CallId, ExecutionContext};
+    /// let ctx = ExecutionContext::new(CallId::new("call_1"), "refund-tool", [].into());
+    /// assert_eq!(ctx.idempotency_key(), "call_1");
+    /// let ctx = ctx.with_idempotency_key(Some("idem_42"));
+    /// assert_eq!(ctx.idempotency_key(), "idem_42");
+    /// ```
+    pub fn idempotency_key(&self) -> &str {
+        self.idempotency_key
+            .as_deref()
+            .unwrap_or_else(|| self.call_id.as_str())
     }
     /// The call id.
     pub fn call_id(&self) -> &str {

@@ -419,6 +419,7 @@ impl UpperCallback {
                 tool: None,
                 max_result_size: Some(99),
                 path: vec!["somewhere"],
+                idempotent: false,
             },
         }
     }

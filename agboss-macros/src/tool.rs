@@ -1,5 +1,5 @@
-//! `#[tool(name, description, input, output, max_result_size, max_input_size, timeout_ms, tool_interceptors,
-//! exclude_tool_interceptors, deps)]`.
+//! `#[tool(name, description, input, output, max_result_size, max_input_size, timeout_ms, idempotent,
+//! tool_interceptors, exclude_tool_interceptors, pii_policies, deps)]`.
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -20,6 +20,7 @@ const KEYS: &[crate::args::KeySpec] = &[
     key("max_result_size", Shape::Int, false),
     key("max_input_size", Shape::Int, false),
     key("timeout_ms", Shape::Int, false),
+    key("idempotent", Shape::Flag, false),
     key("tool_interceptors", Shape::PathList, false),
     key("exclude_tool_interceptors", Shape::PathList, false),
     key("pii_policies", Shape::PathList, false),
@@ -69,6 +70,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let max = option_tokens(max_result_size, quote!(usize));
         let timeout = option_tokens(timeout_ms, quote!(u64));
         let max_input = option_tokens(max_input_size, quote!(usize));
+        let idempotent = args.flag("idempotent");
         register(
             registered(ident, "Tool", "ToolMeta"),
             quote! {
@@ -78,6 +80,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 max_result_size: #max,
                 max_input_size: #max_input,
                 timeout_ms: #timeout,
+                idempotent: #idempotent,
                 tool_interceptors: #attach,
                 exclude_tool_interceptors: #exclude,
                 pii_policies: #pii_policies,

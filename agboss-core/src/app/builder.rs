@@ -14,9 +14,11 @@ use crate::contract::pii_policy::PiiPolicy;
 use crate::contract::tool::{Tool, ToolMeta};
 use crate::contract::workflow::{Application, Workflow};
 use crate::di::Injectable;
-use crate::engine::Runtime;
+use crate::engine::{Durability, Runtime};
 use crate::error::BuildError;
 use crate::model::{ChatModel, SharedChatModel};
+use crate::store::types::random_id;
+use crate::store::{DEFAULT_LEASE_TTL, SharedStore, ThreadStore};
 
 /// Builds an [`App`]: from an `#[application]` ([`AppBuilder::application`]) or piece by piece.
 ///
@@ -40,6 +42,9 @@ pub struct AppBuilder {
     model: Option<SharedChatModel>,
     agent_models: HashMap<&'static str, SharedChatModel>,
     listeners: ToolCallListenerSet,
+    store: Option<SharedStore>,
+    worker: Option<String>,
+    lease_ttl: Duration,
 }
 
 impl fmt::Debug for AppBuilder {
@@ -58,6 +63,9 @@ impl AppBuilder {
             model: None,
             agent_models: HashMap::new(),
             listeners: ToolCallListenerSet::default(),
+            store: None,
+            worker: None,
+            lease_ttl: DEFAULT_LEASE_TTL,
         }
     }
     /// Builds the app of an `#[application]`: its name, interceptors, workflows, agents,
@@ -180,6 +188,35 @@ impl AppBuilder {
         self
     }
 
+    /// Keeps threads and run journals in `store` (see [`crate::store`]): every run is then
+    /// journaled step by step and resumable from any app instance over the same store, and
+    /// [`RunContext::thread`](crate::RunContext::thread) continues a conversation. Without a
+    /// store, runs live in memory only and threads are refused.
+    ///
+    /// ```
+    /// use agboss_core::App;
+    /// use agboss_core::store::MemoryStore;
+    /// let app = App::builder().store(MemoryStore::new()).build().unwrap();
+    /// assert!(app.store().is_some());
+    /// ```
+    pub fn store(mut self, store: impl ThreadStore) -> Self {
+        self.store = Some(SharedStore::new(store));
+        self
+    }
+    /// This app instance's worker id, the holder of the leases of the runs it executes
+    /// (default: a random id per build). Two instances must not share one.
+    pub fn worker_id(mut self, worker: impl Into<String>) -> Self {
+        self.worker = Some(worker.into());
+        self
+    }
+    /// How long a run's lease lasts without renewal (default
+    /// [`DEFAULT_LEASE_TTL`](crate::store::DEFAULT_LEASE_TTL), 30 s): a running run renews it
+    /// every third of it; another instance may take over a run whose lease expired.
+    pub fn lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease_ttl = ttl.max(Duration::from_millis(30));
+        self
+    }
+
     /// Checks names, builds services, resolves every chain of every path.
     pub fn build(self) -> Result<App, BuildError> {
         let resolved = self.bp.resolve()?;
@@ -189,6 +226,11 @@ impl AppBuilder {
                 model: self.model,
                 agent_models: self.agent_models,
                 listeners: self.listeners,
+                store: self.store.map(|store| Durability {
+                    store,
+                    worker: self.worker.unwrap_or_else(|| random_id("worker")),
+                    lease_ttl: self.lease_ttl,
+                }),
             }),
         })
     }

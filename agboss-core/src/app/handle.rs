@@ -208,5 +208,6 @@ fn env<'a>(app: &'a App, tenant: Option<&'a TenantContext>, call_id: CallId) -> 
         call_id,
         run_timeout: None,
         progress: None,
+        idempotency_key: None,
     }
 }

@@ -6,6 +6,7 @@
 //! [`crate::pipeline`], [`crate::contract`].
 mod builder;
 mod handle;
+mod threads;
 
 use std::any::TypeId;
 use std::fmt;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 
 pub use builder::AppBuilder;
 pub use handle::{DynToolHandle, ToolHandle};
+pub use threads::Threads;
 
 use crate::callback::stack::{RunLayers, ToolCallListenerSet, agent_stack, stack};
 use crate::callback::{BoundToolCallback, SharedToolCallback};
@@ -22,9 +24,13 @@ use crate::contract::chain::Chain;
 use crate::contract::tool::{Tool, ToolMeta};
 use crate::contract::workflow::Workflow;
 use crate::di::Services;
+use crate::engine::journal::resolve_in_doubt;
 use crate::engine::run::Engine;
-use crate::engine::{RunContext, RunError, RunOutput, RunStream, Runtime, Target};
+use crate::engine::{
+    InDoubtResolution, RunContext, RunError, RunOutput, RunStream, Runtime, Target,
+};
 use crate::model::SharedChatModel;
+use crate::store::{SharedStore, StoreError, ThreadStore as _};
 
 /// A built application: services constructed, every chain resolved. Cheap to clone.
 #[derive(Clone)]
@@ -195,6 +201,47 @@ impl App {
         ctx: RunContext,
     ) -> RunStream {
         RunStream::start(Arc::clone(&self.inner), target.into(), input.into(), ctx)
+    }
+
+    /// The app's thread store, if it has one ([`AppBuilder::store`]).
+    pub fn store(&self) -> Option<&SharedStore> {
+        self.inner.store.as_ref().map(|d| &d.store)
+    }
+
+    /// `tenant`'s conversation threads (`""` for runs without tenant).
+    pub fn threads(&self, tenant: impl Into<String>) -> Threads<'_> {
+        Threads::new(self.store(), tenant.into())
+    }
+
+    /// Takes up an unfinished run of `ctx`'s tenant from its journal, on this instance: its
+    /// target, input and thread are read from the store; completed steps are read back, not
+    /// done again. Refused while another instance holds the run's unexpired lease
+    /// ([`StoreError::LeaseHeld`]), and for a finished run ([`StoreError::RunFinished`]).
+    /// A run of a workflow with a custom flow is resumed with [`App::execute`] and the same
+    /// target, input and run id.
+    pub async fn resume_run(&self, run_id: &str, ctx: RunContext) -> Result<RunOutput, RunError> {
+        let store = self.store().ok_or(StoreError::NotConfigured)?;
+        let record = store
+            .run(ctx.tenant_id().unwrap_or_default(), run_id)
+            .await?;
+        let mut ctx = ctx.run_id(run_id);
+        ctx.thread = record.thread_id;
+        self.execute(Target::named(record.target), record.input, ctx)
+            .await
+    }
+
+    /// Settles a call in doubt ([`RunError::InDoubt`]) of `tenant`'s run: the work was done,
+    /// with this observation, or it was not, and the call runs again on resume. Then resume
+    /// the run with [`App::resume_run`].
+    pub async fn resolve_in_doubt(
+        &self,
+        tenant: &str,
+        run_id: &str,
+        call_id: &str,
+        resolution: InDoubtResolution,
+    ) -> Result<(), RunError> {
+        let durability = self.inner.store.as_ref().ok_or(StoreError::NotConfigured)?;
+        resolve_in_doubt(durability, tenant, run_id, call_id, resolution).await
     }
 
     /// Tool `T` on its direct chain.

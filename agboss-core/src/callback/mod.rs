@@ -47,6 +47,9 @@ pub struct ToolMetadata {
     pub max_result_size: Option<usize>,
     /// The scope path the tool is bound on (application, workflow, agent).
     pub path: Vec<&'static str>,
+    /// Whether a call may run again with the same idempotency key when a resumed run finds
+    /// its end unrecorded (`#[tool(idempotent)]` for a native tool).
+    pub idempotent: bool,
 }
 
 /// One invocation of a callback.
@@ -74,6 +77,9 @@ pub struct ToolInvocation<'a> {
     /// Where the pipeline records how far the call got (set by listeners, to tell a cancelled
     /// call whose tool already ran from one whose tool never did).
     pub progress: Option<&'a CallProgress>,
+    /// The call's idempotency key: the same on every attempt of the call (set by journaled
+    /// runs); tools read it from their `ExecutionContext`.
+    pub idempotency_key: Option<&'a str>,
 }
 
 impl<'a> ToolInvocation<'a> {
@@ -85,7 +91,13 @@ impl<'a> ToolInvocation<'a> {
             tenant: None,
             run_timeout: None,
             progress: None,
+            idempotency_key: None,
         }
+    }
+    /// With this idempotency key (none leaves it unset).
+    pub fn with_idempotency_key(mut self, key: Option<&'a str>) -> Self {
+        self.idempotency_key = key;
+        self
     }
     /// For a tenant.
     pub fn with_tenant(mut self, tenant: Option<&'a TenantContext>) -> Self {
@@ -155,6 +167,7 @@ impl BoundToolCallback {
             source: ToolSource::Native,
             tool: Some(tool.meta()),
             max_result_size: tool.max_result_size(),
+            idempotent: tool.meta().idempotent,
             path: tool.chain().path().to_vec(),
         };
         Self {
@@ -192,6 +205,7 @@ impl ToolCallback for BoundToolCallback {
                 call_id: CallId::new(invocation.call_id),
                 run_timeout: invocation.run_timeout,
                 progress: invocation.progress,
+                idempotency_key: invocation.idempotency_key,
             };
             self.tool.call_with(env, invocation.arguments).await
         })

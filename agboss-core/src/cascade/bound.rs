@@ -67,6 +67,7 @@ impl BoundTool {
             call_id: CallId::new(call_id),
             run_timeout: None,
             progress: None,
+            idempotency_key: None,
         };
         self.call_with(env, args).await
     }

@@ -68,6 +68,10 @@ pub struct ToolMeta {
     pub max_input_size: Option<usize>,
     /// Time limit of the tool's `run`, in milliseconds (interceptors have their own bound).
     pub timeout_ms: Option<u64>,
+    /// `#[tool(idempotent)]`: running the tool twice with the same idempotency key
+    /// ([`ExecutionContext::idempotency_key`](crate::ExecutionContext::idempotency_key)) does
+    /// its work once, so a resumed run may rerun a call whose end was never recorded.
+    pub idempotent: bool,
     /// Interceptors attached at the tool.
     pub tool_interceptors: &'static [&'static InterceptorMeta],
     /// Inherited interceptors removed at the tool.
@@ -146,6 +150,8 @@ pub struct CallEnv<'a> {
     pub run_timeout: Option<std::time::Duration>,
     /// Where the pipeline records how far the call got.
     pub progress: Option<&'a CallProgress>,
+    /// The call's idempotency key, when its run is journaled.
+    pub idempotency_key: Option<&'a str>,
 }
 
 /// Builds the slot of one tool type (referenced from [`ToolMeta::erased`]; implemented by the

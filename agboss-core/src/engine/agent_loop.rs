@@ -4,6 +4,7 @@
 use futures::StreamExt as _;
 
 use super::events::{RunEvent, StepKind, StepOutcome};
+use super::journal::{ToolReplay, tool_key};
 use super::run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, Engine, RunError, Stats};
 use crate::callback::stack::agent_stack;
 use crate::callback::{SharedToolCallback, ToolInvocation};
@@ -63,6 +64,10 @@ impl Engine {
         if !meta.instructions.is_empty() {
             req.messages.push(Message::system(meta.instructions));
         }
+        if let Some(journal) = &self.journal {
+            // The thread's history, as it was when the run started.
+            req.messages.extend(journal.history.iter().cloned());
+        }
         req.messages.push(Message::user(input));
         let max_turns = self
             .ctx
@@ -76,7 +81,9 @@ impl Engine {
             .unwrap_or(DEFAULT_MAX_PARALLEL_TOOL_CALLS)
             .max(1);
         for _ in 0..max_turns {
-            let response = self.call_model(meta.name, &model, &req, stats).await?;
+            let (turn, response) = self
+                .call_model(meta.name, &model, &req, stats, true)
+                .await?;
             let message = response.message;
             if message.tool_calls.is_empty() {
                 let text = message.content.unwrap_or_default();
@@ -100,7 +107,14 @@ impl Engine {
                 });
             }
             let observations = self
-                .run_calls(meta.name, meta.tool_errors, &callbacks, &calls, parallel)
+                .run_calls(
+                    meta.name,
+                    meta.tool_errors,
+                    &callbacks,
+                    &calls,
+                    parallel,
+                    turn,
+                )
                 .await?;
             for (call, obs) in calls.iter().zip(observations) {
                 req.messages.push(Message::Tool {
@@ -125,14 +139,17 @@ impl Engine {
         callbacks: &[SharedToolCallback],
         calls: &[ToolCallRequest],
         parallel: usize,
+        turn: u32,
     ) -> Result<Vec<Observation>, RunError> {
+        // A call in doubt stops the run before any call of its turn runs.
+        self.check_in_doubt(calls, turn)?;
         let mut slots: Vec<Option<Observation>> = calls.iter().map(|_| None).collect();
         // Collected first: a lazy iterator of borrowing closures trips the `Send` check of the
         // boxed stream future (higher-ranked lifetime inference).
         let mut calls_futures = Vec::with_capacity(calls.len());
         for (i, call) in calls.iter().enumerate() {
             calls_futures
-                .push(async move { (i, self.run_one(step, policy, callbacks, call).await) });
+                .push(async move { (i, self.run_one(step, policy, callbacks, call, turn).await) });
         }
         let mut pending = futures::stream::iter(calls_futures).buffer_unordered(parallel);
         loop {
@@ -180,13 +197,86 @@ impl Engine {
         }
     }
 
-    /// One call: its observation, or the error that fails the step.
+    /// [`RunError::InDoubt`] for the first call of the turn that started, has no recorded end
+    /// and may not run again.
+    fn check_in_doubt(&self, calls: &[ToolCallRequest], turn: u32) -> Result<(), RunError> {
+        let Some(journal) = &self.journal else {
+            return Ok(());
+        };
+        for call in calls {
+            let key = tool_key(turn, &call.id);
+            if let ToolReplay::Started {
+                idempotent: false,
+                call_id,
+                tool,
+                ..
+            } = journal.tool_state(&key)
+            {
+                self.emit(|| RunEvent::ToolCallInDoubt {
+                    step: journal.record.target.clone(),
+                    call_id: call_id.clone(),
+                    tool: tool.clone(),
+                });
+                return Err(RunError::InDoubt {
+                    run_id: journal.record.run_id.clone(),
+                    call_id,
+                    tool,
+                    key,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// One call, journaled: a finished call of a resumed run is read back; otherwise its start
+    /// is recorded before it runs and its observation before the run goes on.
     async fn run_one(
         &self,
         step: &str,
         policy: ToolErrorPolicy,
         callbacks: &[SharedToolCallback],
         call: &ToolCallRequest,
+        turn: u32,
+    ) -> Result<Observation, RunError> {
+        let Some(journal) = &self.journal else {
+            return self.call_tool(step, policy, callbacks, call, None).await;
+        };
+        let key = tool_key(turn, &call.id);
+        let idempotency_key = match journal.tool_state(&key) {
+            ToolReplay::Finished(obs) => return Ok(obs),
+            // Checked before the turn ran: only idempotent calls are left here.
+            ToolReplay::Started {
+                idempotency_key, ..
+            } => idempotency_key,
+            ToolReplay::Fresh => {
+                let idempotency_key = journal.idempotency_key(&key);
+                let idempotent = callbacks
+                    .iter()
+                    .find(|c| c.definition().name == call.name)
+                    .is_some_and(|c| c.metadata().idempotent);
+                journal
+                    .record_tool_started(&key, &call.id, &call.name, &idempotency_key, idempotent)
+                    .await?;
+                idempotency_key
+            }
+        };
+        let obs = self
+            .call_tool(step, policy, callbacks, call, Some(&idempotency_key))
+            .await?;
+        journal
+            .record_tool_finished(&key, &call.id, &call.name, &obs, true)
+            .await?;
+        Ok(obs)
+    }
+
+    /// One call: its observation, or the error that fails the step.
+    async fn call_tool(
+        &self,
+        step: &str,
+        policy: ToolErrorPolicy,
+        callbacks: &[SharedToolCallback],
+        call: &ToolCallRequest,
+        idempotency_key: Option<&str>,
     ) -> Result<Observation, RunError> {
         let policy = self
             .ctx
@@ -226,8 +316,9 @@ impl Engine {
         } else {
             call.arguments.as_str()
         };
-        let invocation =
-            ToolInvocation::new(&call.id, arguments).with_tenant(self.ctx.tenant.as_ref());
+        let invocation = ToolInvocation::new(&call.id, arguments)
+            .with_tenant(self.ctx.tenant.as_ref())
+            .with_idempotency_key(idempotency_key);
         let outcome = callback.call(invocation).await;
         self.observed(step, call, outcome, policy, &|t| callback.mask_for_model(t))
     }

@@ -79,6 +79,7 @@ pub struct RunContext {
     pub(crate) max_turns: Option<u32>,
     pub(crate) max_parallel: Option<usize>,
     pub(crate) tool_errors: HashMap<String, ToolErrorPolicy>,
+    pub(crate) thread: Option<String>,
 }
 
 impl fmt::Debug for RunContext {
@@ -91,6 +92,7 @@ impl fmt::Debug for RunContext {
             .field("max_turns", &self.max_turns)
             .field("max_parallel", &self.max_parallel)
             .field("tool_errors", &self.tool_errors)
+            .field("thread", &self.thread)
             .finish()
     }
 }
@@ -113,6 +115,27 @@ impl RunContext {
     pub fn run_id(mut self, run_id: impl Into<String>) -> Self {
         self.run_id = Some(run_id.into());
         self
+    }
+    /// Continues thread `thread_id` (of the run's tenant; create it with
+    /// [`App::threads`](crate::App::threads)): the run reads the thread's messages as history
+    /// before its first model turn and appends its own (its input, each model turn, each tool
+    /// observation) as it goes. Needs a store ([`AppBuilder::store`](crate::AppBuilder::store));
+    /// an unknown thread, or another tenant's, fails the run with
+    /// [`StoreError::ThreadNotFound`](crate::store::StoreError::ThreadNotFound) before anything
+    /// runs.
+    ///
+    /// ```
+    /// use agboss_core::engine::RunContext;
+    /// let ctx = RunContext::new().tenant("acme").thread("t-1");
+    /// assert_eq!(ctx.thread_id(), Some("t-1"));
+    /// ```
+    pub fn thread(mut self, thread_id: impl Into<String>) -> Self {
+        self.thread = Some(thread_id.into());
+        self
+    }
+    /// The thread the run continues, if any.
+    pub fn thread_id(&self) -> Option<&str> {
+        self.thread.as_deref()
     }
     /// Uses this cancellation token (keep a clone to cancel the run).
     pub fn cancel_token(mut self, token: CancelToken) -> Self {

@@ -84,6 +84,24 @@ pub enum RunEvent {
         /// The target's name.
         target: String,
     },
+    /// The run was taken up again from its journal (after `RunStarted`): completed steps are
+    /// read back, not done again.
+    RunResumed {
+        /// The run id.
+        run_id: String,
+        /// Journal steps found.
+        replayed_steps: u64,
+    },
+    /// A resumed run found a call started with no recorded end, of a tool that is not
+    /// idempotent: the run stops with [`RunError::InDoubt`](super::RunError::InDoubt).
+    ToolCallInDoubt {
+        /// The run's target.
+        step: String,
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool: String,
+    },
     /// A step began.
     StepStarted {
         /// Agent, router, tool, map or workflow name.

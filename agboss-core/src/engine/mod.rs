@@ -42,16 +42,19 @@ use std::sync::Arc;
 use crate::callback::stack::ToolCallListenerSet;
 use crate::cascade::{Resolved, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 use crate::model::SharedChatModel;
+use crate::store::SharedStore;
 
 mod agent_loop;
 pub mod context;
 pub mod events;
+pub(crate) mod journal;
 mod router;
 pub mod run;
 pub mod workflow;
 
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
+pub use journal::InDoubtResolution;
 pub use router::parse_route;
 pub use run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunError, RunOutput, RunStream};
 
@@ -61,6 +64,17 @@ pub(crate) struct Runtime {
     pub(crate) model: Option<SharedChatModel>,
     pub(crate) agent_models: HashMap<&'static str, SharedChatModel>,
     pub(crate) listeners: ToolCallListenerSet,
+    /// Threads and run journals, when the app has a store.
+    pub(crate) store: Option<Durability>,
+}
+
+/// The app's store and how its runs hold their leases.
+#[derive(Clone, Debug)]
+pub(crate) struct Durability {
+    pub(crate) store: SharedStore,
+    /// This app instance's worker id (lease holder).
+    pub(crate) worker: String,
+    pub(crate) lease_ttl: std::time::Duration,
 }
 
 impl Runtime {

@@ -151,8 +151,8 @@ impl Engine {
         system.push_str("Answer with the route's name only.");
         let req = ModelRequest::new([Message::system(system), Message::user(input)]);
         let names: Vec<&str> = router.routes.iter().map(|r| r.meta.name).collect();
-        match self.call_model(meta.name, &model, &req, stats).await {
-            Ok(response) => {
+        match self.call_model(meta.name, &model, &req, stats, false).await {
+            Ok((_, response)) => {
                 let answer = response.message.content.unwrap_or_default();
                 match parse_route(&answer, &names) {
                     Some(i) => Ok((i, RouteReason::ModelChoice { answer })),
@@ -161,7 +161,9 @@ impl Engine {
                     )),
                 }
             }
-            Err(RunError::Cancelled) => Err(RunError::Cancelled),
+            Err(
+                err @ (RunError::Cancelled | RunError::Store(_) | RunError::JournalMismatch { .. }),
+            ) => Err(err),
             Err(err) => {
                 tracing::warn!(router = meta.name, error = %err, "router model failed; using the fallback route");
                 fallback(format!("the model failed: {err}"))

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use super::Runtime;
 use super::context::{RunContext, Target, TargetKind};
 use super::events::RunEvent;
+use super::journal::{RunJournal, request_digest};
 use super::workflow::Flow;
 use crate::callback::SharedToolCallback;
 use crate::callback::stack::stack;
@@ -19,8 +20,10 @@ use crate::contract::scope::ScopeRef;
 use crate::di::CallId;
 use crate::error::StepFailedError;
 use crate::model::{
-    ModelError, ModelRequest, ModelResponse, ModelStreamEvent, SharedChatModel, Usage,
+    FinishReason, ModelError, ModelRequest, ModelResponse, ModelStreamEvent, SharedChatModel, Usage,
 };
+use crate::store::types::random_id;
+use crate::store::{NewRun, StoreError};
 
 /// Model turns an agent may take when it sets no `max_turns`.
 pub const DEFAULT_MAX_TURNS: u32 = 10;
@@ -43,6 +46,10 @@ pub struct RunOutput {
     pub tool_calls: u32,
     /// `(router, chosen agent)` for each router step.
     pub routes: Vec<(String, String)>,
+    /// The thread the run continued.
+    pub thread_id: Option<String>,
+    /// Journal steps read back instead of done again (0 unless the run was resumed).
+    pub replayed_steps: u64,
 }
 
 /// Why a run failed.
@@ -90,6 +97,50 @@ pub enum RunError {
     /// The run's [`CancelToken`](super::CancelToken) was cancelled.
     #[error("the run was cancelled")]
     Cancelled,
+    /// The thread store failed, refused the run (a foreign or unknown thread, a finished run,
+    /// another worker's lease) or is not configured. A run stopped by a store failure stays
+    /// resumable: its journal holds every step that completed.
+    #[error("thread store: {0}")]
+    Store(#[from] StoreError),
+    /// A resumed run found a call of a tool that is not idempotent started with no recorded
+    /// end: the tool may or may not have done its work, so it is not run again. Decide with
+    /// [`App::resolve_in_doubt`](crate::App::resolve_in_doubt), then resume the run.
+    #[error(
+        "run `{run_id}`: tool call `{call_id}` of `{tool}` started and has no recorded end; it is \
+         not run again (the tool is not idempotent): resolve it with App::resolve_in_doubt, then \
+         resume the run"
+    )]
+    InDoubt {
+        /// The run.
+        run_id: String,
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// The call's journal key.
+        key: String,
+    },
+    /// [`App::resolve_in_doubt`](crate::App::resolve_in_doubt) found no call of that id in
+    /// doubt in the run's journal (it finished, was resolved, or never started).
+    #[error("run `{run_id}` has no call `{call_id}` in doubt")]
+    NotInDoubt {
+        /// The run.
+        run_id: String,
+        /// The call.
+        call_id: String,
+    },
+    /// A resumed run does not match its journal (another input, or a model request that
+    /// differs from the journaled one because the app changed). Nothing was run; the run stays
+    /// resumable by an app that matches it.
+    #[error("run `{run_id}` does not match its journal at `{key}`: {detail}")]
+    JournalMismatch {
+        /// The run.
+        run_id: String,
+        /// The step.
+        key: String,
+        /// What differs.
+        detail: String,
+    },
 }
 
 impl RunError {
@@ -99,6 +150,15 @@ impl RunError {
             Self::Step(s) => s.as_blocked(),
             _ => None,
         }
+    }
+    /// Whether the run stays resumable after this error (its journal is kept, its lease given
+    /// back): a store failure, a call in doubt, a journal mismatch. Any other error finishes
+    /// the run.
+    pub fn leaves_run_resumable(&self) -> bool {
+        matches!(
+            self,
+            Self::Store(_) | Self::InDoubt { .. } | Self::JournalMismatch { .. }
+        )
     }
     /// The step failure, if that is what ended the run.
     pub fn as_step_failed(&self) -> Option<&StepFailedError> {
@@ -195,6 +255,8 @@ pub(crate) struct Engine {
     pub(crate) ctx: RunContext,
     sink: Option<mpsc::UnboundedSender<RunEvent>>,
     run_id: String,
+    /// The run's journal, when the app has a store.
+    pub(crate) journal: Option<RunJournal>,
 }
 
 impl Engine {
@@ -203,15 +265,20 @@ impl Engine {
         ctx: RunContext,
         sink: Option<mpsc::UnboundedSender<RunEvent>>,
     ) -> Self {
-        let run_id = ctx
-            .run_id
-            .clone()
-            .unwrap_or_else(|| format!("run_{}", CallId::generate().as_str()));
+        let run_id = ctx.run_id.clone().unwrap_or_else(|| {
+            if rt.store.is_some() {
+                // Unique across processes: a stored run must never be mistaken for another's.
+                random_id("run")
+            } else {
+                format!("run_{}", CallId::generate().as_str())
+            }
+        });
         Self {
             rt,
             ctx,
             sink,
             run_id,
+            journal: None,
         }
     }
 
@@ -233,22 +300,74 @@ impl Engine {
         stack(&self.rt.listeners, agent, scopes, base, &self.ctx.layers)
     }
 
-    pub(crate) async fn run(self, target: Target, input: String) -> Result<RunOutput, RunError> {
+    pub(crate) async fn run(
+        mut self,
+        target: Target,
+        input: String,
+    ) -> Result<RunOutput, RunError> {
         let target_name = target.name().to_string();
         self.emit(|| RunEvent::RunStarted {
             run_id: self.run_id.clone(),
             target: target_name.clone(),
         });
         let mut stats = Stats::default();
-        let text = self.run_target(target, input, &mut stats).await?;
-        Ok(RunOutput {
+        let Some(durability) = self.rt.store.clone() else {
+            if self.ctx.thread.is_some() {
+                return Err(StoreError::NotConfigured.into());
+            }
+            let text = self.run_target(target, input, &mut stats).await?;
+            return Ok(self.output(text, stats));
+        };
+        let mut new = NewRun::new(
+            self.ctx.tenant_id().unwrap_or_default(),
+            self.run_id.clone(),
+            target_name,
+            input.clone(),
+        );
+        new.thread_id = self.ctx.thread.clone();
+        // The store is read before anything runs: unavailable, it fails the run here.
+        let journal = RunJournal::open(
+            durability.store,
+            new,
+            &durability.worker,
+            durability.lease_ttl,
+        )
+        .await?;
+        if journal.replayed_steps > 0 {
+            self.emit(|| RunEvent::RunResumed {
+                run_id: self.run_id.clone(),
+                replayed_steps: journal.replayed_steps,
+            });
+        }
+        self.journal = Some(journal);
+        let journal = self.journal.as_ref().expect("set above");
+        let result = tokio::select! {
+            biased;
+            result = self.run_target(target, input, &mut stats) => result,
+            lost = journal.heartbeat() => Err(RunError::Store(lost)),
+        };
+        if let Err(err) = journal.close(&result).await {
+            tracing::warn!(run_id = %self.run_id, error = %err, "could not record the end of the run");
+            if result.is_ok() {
+                // The answer is not durable: the caller learns it, and a resume finishes it.
+                return Err(err.into());
+            }
+        }
+        let text = result?;
+        Ok(self.output(text, stats))
+    }
+
+    fn output(&self, text: String, stats: Stats) -> RunOutput {
+        RunOutput {
             run_id: self.run_id.clone(),
             text,
             usage: stats.usage,
             model_turns: stats.model_turns,
             tool_calls: stats.tool_calls,
             routes: stats.routes,
-        })
+            thread_id: self.ctx.thread.clone(),
+            replayed_steps: self.journal.as_ref().map_or(0, |j| j.replayed_steps),
+        }
     }
 
     async fn run_target(
@@ -318,8 +437,54 @@ impl Engine {
         }
     }
 
-    /// One model call, streamed: text deltas become events; returns the assembled response.
+    /// One model call, journaled: read back from the journal of a resumed run, else made and
+    /// recorded before the run goes on (`visible` turns are appended to the run's thread).
+    /// Returns the turn number (what the turn's tool call keys use) and the response.
     pub(crate) async fn call_model(
+        &self,
+        step: &str,
+        model: &SharedChatModel,
+        req: &ModelRequest,
+        stats: &mut Stats,
+        visible: bool,
+    ) -> Result<(u32, ModelResponse), RunError> {
+        let Some(journal) = &self.journal else {
+            let turn = stats.model_turns;
+            return Ok((turn, self.call_model_live(step, model, req, stats).await?));
+        };
+        let turn = journal.next_model_turn();
+        let digest = request_digest(req);
+        if let Some(replayed) = journal.replayed_model(turn, &digest)? {
+            stats.model_turns += 1;
+            stats.usage += replayed.usage;
+            let finish_reason = if replayed.message.tool_calls.is_empty() {
+                FinishReason::Stop
+            } else {
+                FinishReason::ToolCalls
+            };
+            let response = ModelResponse {
+                message: replayed.message,
+                finish_reason,
+                usage: replayed.usage,
+            };
+            return Ok((turn, response));
+        }
+        let response = self.call_model_live(step, model, req, stats).await?;
+        journal
+            .record_model(
+                turn,
+                step,
+                digest,
+                &response.message,
+                response.usage,
+                visible,
+            )
+            .await?;
+        Ok((turn, response))
+    }
+
+    /// One model call, streamed: text deltas become events; returns the assembled response.
+    async fn call_model_live(
         &self,
         step: &str,
         model: &SharedChatModel,

@@ -34,6 +34,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::events::{RunEvent, StepKind, StepOutcome};
+use super::journal::{ToolReplay, step_key};
 use super::run::{Engine, RunError, Stats};
 use crate::callback::{BoundToolCallback, ToolInvocation};
 use crate::cascade::ResolvedWorkflow;
@@ -402,8 +403,58 @@ impl Engine {
             },
         ];
         let callbacks = self.callbacks(None, &scopes, vec![BoundToolCallback::shared(bound)]);
-        let call_id = CallId::generate();
-        let call_id = call_id.as_str();
+        // A journaled step has a call id and an idempotency key derived from its place in the
+        // run, the same on every attempt.
+        let journaled = self.journal.as_ref().map(|j| {
+            let n = j.next_tool_step();
+            (j, step_key(n, name), format!("step_{n}"))
+        });
+        let generated;
+        let (call_id, idempotency_key) = match &journaled {
+            Some((journal, key, call_id)) => match journal.tool_state(key) {
+                ToolReplay::Finished(obs) => {
+                    self.emit(|| RunEvent::StepFinished {
+                        step: name.to_string(),
+                        kind: StepKind::Tool,
+                        outcome: StepOutcome::Succeeded,
+                    });
+                    return Ok(obs.content);
+                }
+                ToolReplay::Started {
+                    idempotent: false,
+                    call_id,
+                    tool,
+                    ..
+                } => {
+                    return Err(RunError::InDoubt {
+                        run_id: journal.record.run_id.clone(),
+                        call_id,
+                        tool,
+                        key: key.clone(),
+                    });
+                }
+                ToolReplay::Started {
+                    idempotency_key, ..
+                } => (call_id.as_str(), Some(idempotency_key)),
+                ToolReplay::Fresh => {
+                    let idempotency_key = journal.idempotency_key(key);
+                    journal
+                        .record_tool_started(
+                            key,
+                            call_id,
+                            name,
+                            &idempotency_key,
+                            bound.meta().idempotent,
+                        )
+                        .await?;
+                    (call_id.as_str(), Some(idempotency_key))
+                }
+            },
+            None => {
+                generated = CallId::generate();
+                (generated.as_str(), None)
+            }
+        };
         let result: Result<String, StepFailedError> = match callbacks
             .iter()
             .find(|c| c.definition().name == name)
@@ -414,8 +465,9 @@ impl Engine {
                 message: "the callback wrapper removed the tool".to_string(),
             }),
             Some(callback) => {
-                let invocation =
-                    ToolInvocation::new(call_id, &input).with_tenant(self.ctx.tenant.as_ref());
+                let invocation = ToolInvocation::new(call_id, &input)
+                    .with_tenant(self.ctx.tenant.as_ref())
+                    .with_idempotency_key(idempotency_key.as_deref());
                 let outcome = self.or_cancel(callback.call(invocation)).await?;
                 let observed = observe(name, call_id, outcome, Reader::Step, &|t| {
                     callback.mask_for_model(t)
@@ -437,6 +489,11 @@ impl Engine {
                             is_error: false,
                             truncated: obs.truncated,
                         });
+                        if let Some((journal, key, _)) = &journaled {
+                            journal
+                                .record_tool_finished(key, call_id, name, &obs, false)
+                                .await?;
+                        }
                         Ok(obs.content)
                     }
                     Err(err) => Err(StepFailedError::from_tool_call(name, err)),

@@ -62,7 +62,8 @@ pub(crate) async fn run_guarded<T: Tool>(
     let meta: &'static ToolMeta = T::META;
     // Until an interceptor decides otherwise (recorded by `before_one`).
     record_decision("allow");
-    let execution = ExecutionContext::new(env.call_id, meta.name, chain.path.clone());
+    let execution = ExecutionContext::new(env.call_id, meta.name, chain.path.clone())
+        .with_idempotency_key(env.idempotency_key);
     let resolver = Resolver::for_call(env.services, env.tenant, &execution);
     let run_timeout = run_limit(meta, env.run_timeout);
     let progress = env.progress;

@@ -7,6 +7,9 @@ use crate::error::BoxError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
+    /// The app has no thread store (threads and durable runs need one).
+    #[error("no thread store: set one with AppBuilder::store")]
+    NotConfigured,
     /// No thread of that id for this tenant.
     #[error("no thread `{thread_id}` for this tenant")]
     ThreadNotFound {

@@ -351,9 +351,9 @@ fn check_format(what: &str, format: i64) -> Result<(), StoreError> {
     }
 }
 
-/// A random id (threads, workers).
+/// A random id (runs, threads, workers): unique across processes, unlike generated call ids.
 pub fn random_id(prefix: &str) -> String {
-    format!("{prefix}_{}", crate::di::CallId::generate().as_str())
+    format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
 }
 
 #[cfg(test)]

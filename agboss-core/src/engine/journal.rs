@@ -1,0 +1,534 @@
+//! The journal of one run: opened from the app's [`ThreadStore`] when the run starts (a new run,
+//! or an unfinished one taken up again), it replays completed steps and records new ones before
+//! the run goes on.
+//!
+//! Step keys are deterministic, so a resumed run finds its steps again: `model:{n}` is the
+//! run's n-th model call, `tool:{n}:{call_id}` a call the n-th model turn asked for,
+//! `step:{n}:{tool}` the run's n-th workflow tool step. A model turn found in the journal is
+//! read back (after checking that the request is the same: [`RunError::JournalMismatch`]
+//! otherwise); a tool call found finished is read back and never run again; a call found
+//! started without an end reruns, with the same idempotency key, only if its tool is
+//! idempotent, and otherwise stops the run as [`RunError::InDoubt`] until
+//! [`App::resolve_in_doubt`](crate::App::resolve_in_doubt) decides.
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use sha2::{Digest as _, Sha256};
+
+use super::Durability;
+use super::run::RunError;
+use crate::model::{AssistantMessage, Message, ModelRequest, Usage};
+use crate::pipeline::observe::Observation;
+use crate::store::{
+    JournalStep, Lease, NewRun, RunEnd, RunRecord, SharedStore, StepEntry, StoreError,
+    ThreadStore as _,
+};
+
+/// A journaled model turn.
+pub(crate) struct ModelReplay {
+    pub(crate) message: AssistantMessage,
+    pub(crate) usage: Usage,
+}
+
+/// What the journal knows of a tool call.
+#[derive(Debug, Clone)]
+pub(crate) enum ToolReplay {
+    /// Never started (or given up by a resolution): run it.
+    Fresh,
+    /// Started, no end recorded.
+    Started {
+        idempotency_key: String,
+        idempotent: bool,
+        call_id: String,
+        tool: String,
+    },
+    /// Finished: its observation.
+    Finished(Observation),
+}
+
+#[derive(Default)]
+struct Replay {
+    model: HashMap<String, (String, ModelReplay)>,
+    tools: HashMap<String, ToolReplay>,
+}
+
+impl Replay {
+    fn from_steps(steps: Vec<JournalStep>) -> Self {
+        let mut replay = Self::default();
+        for step in steps {
+            match step.entry {
+                StepEntry::ModelTurn {
+                    key,
+                    request_digest,
+                    message,
+                    usage,
+                    ..
+                } => {
+                    replay
+                        .model
+                        .insert(key, (request_digest, ModelReplay { message, usage }));
+                }
+                StepEntry::ToolStarted {
+                    key,
+                    call_id,
+                    tool,
+                    idempotency_key,
+                    idempotent,
+                } => {
+                    replay.tools.insert(
+                        key,
+                        ToolReplay::Started {
+                            idempotency_key,
+                            idempotent,
+                            call_id,
+                            tool,
+                        },
+                    );
+                }
+                StepEntry::ToolFinished {
+                    key,
+                    content,
+                    is_error,
+                    truncated,
+                    ..
+                } => {
+                    replay.tools.insert(
+                        key,
+                        ToolReplay::Finished(Observation {
+                            content,
+                            is_error,
+                            truncated,
+                        }),
+                    );
+                }
+                StepEntry::ToolAbandoned { key, .. } => {
+                    replay.tools.insert(key, ToolReplay::Fresh);
+                }
+            }
+        }
+        replay
+    }
+}
+
+/// The journal of one run, holding its lease.
+pub(crate) struct RunJournal {
+    store: SharedStore,
+    lease: Lease,
+    pub(crate) record: RunRecord,
+    /// The thread's messages before the run (repaired: see [`repair_history`]).
+    pub(crate) history: Vec<Message>,
+    /// Steps found in the journal when the run was opened.
+    pub(crate) replayed_steps: u64,
+    replay: Mutex<Replay>,
+    model_turns: AtomicU32,
+    tool_steps: AtomicU32,
+}
+
+impl RunJournal {
+    /// Begins (or takes up) the run and loads its journal and its thread's history.
+    pub(crate) async fn open(
+        store: SharedStore,
+        new: NewRun,
+        worker: &str,
+        ttl: Duration,
+    ) -> Result<Self, RunError> {
+        let (target, input) = (new.target.clone(), new.input.clone());
+        let (record, lease) = store.begin_run(new, worker, ttl).await?;
+        let loaded = async {
+            if record.target != target || record.input != input {
+                return Err(RunError::JournalMismatch {
+                    run_id: record.run_id.clone(),
+                    key: "run".to_string(),
+                    detail: format!(
+                        "the run was started for `{}` with another input; resume it with the same \
+                         target and input (App::resume_run reads them from the store)",
+                        record.target
+                    ),
+                });
+            }
+            let steps = store.steps(&record.tenant, &record.run_id).await?;
+            let history = match &record.thread_id {
+                Some(thread) => store
+                    .messages(&record.tenant, thread, Some(record.history_len))
+                    .await?
+                    .into_iter()
+                    .map(|m| m.message)
+                    .collect(),
+                None => Vec::new(),
+            };
+            Ok((steps, history))
+        }
+        .await;
+        let (steps, history) = match loaded {
+            Ok(loaded) => loaded,
+            Err(err) => {
+                // Give the run back at once: nothing of it was done.
+                let _ = store.release(&lease).await;
+                return Err(err);
+            }
+        };
+        Ok(Self {
+            store,
+            lease,
+            replayed_steps: steps.len() as u64,
+            replay: Mutex::new(Replay::from_steps(steps)),
+            history: repair_history(history),
+            record,
+            model_turns: AtomicU32::new(0),
+            tool_steps: AtomicU32::new(0),
+        })
+    }
+
+    fn replay(&self) -> std::sync::MutexGuard<'_, Replay> {
+        self.replay.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The key of the run's next model call, and the turn number tool keys use.
+    pub(crate) fn next_model_turn(&self) -> u32 {
+        self.model_turns.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The key of the run's next workflow tool step.
+    pub(crate) fn next_tool_step(&self) -> u32 {
+        self.tool_steps.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The journaled response of model turn `turn`, if it was recorded (for the same request).
+    pub(crate) fn replayed_model(
+        &self,
+        turn: u32,
+        digest: &str,
+    ) -> Result<Option<ModelReplay>, RunError> {
+        let key = model_key(turn);
+        let mut replay = self.replay();
+        match replay.model.remove(&key) {
+            None => Ok(None),
+            Some((recorded, turn)) if recorded == digest => Ok(Some(turn)),
+            Some(_) => Err(RunError::JournalMismatch {
+                run_id: self.record.run_id.clone(),
+                key,
+                detail: "the model request differs from the journaled one (the agent's \
+                         instructions, tools or history changed since the run started)"
+                    .to_string(),
+            }),
+        }
+    }
+
+    /// Records model turn `turn`; `visible` ones are appended to the thread too.
+    pub(crate) async fn record_model(
+        &self,
+        turn: u32,
+        step: &str,
+        digest: String,
+        message: &AssistantMessage,
+        usage: Usage,
+        visible: bool,
+    ) -> Result<(), RunError> {
+        let entry = StepEntry::ModelTurn {
+            key: model_key(turn),
+            step: step.to_string(),
+            request_digest: digest,
+            message: message.clone(),
+            usage,
+        };
+        let messages = if visible {
+            vec![Message::Assistant(message.clone())]
+        } else {
+            Vec::new()
+        };
+        self.store.append(&self.lease, &entry, &messages).await?;
+        Ok(())
+    }
+
+    /// What the journal knows of the tool call `key`.
+    pub(crate) fn tool_state(&self, key: &str) -> ToolReplay {
+        self.replay()
+            .tools
+            .get(key)
+            .cloned()
+            .unwrap_or(ToolReplay::Fresh)
+    }
+
+    /// The idempotency key of the tool call `key`: the same on every attempt.
+    pub(crate) fn idempotency_key(&self, key: &str) -> String {
+        let digest = Sha256::digest(
+            format!("{}\n{}\n{key}", self.record.tenant, self.record.run_id).as_bytes(),
+        );
+        format!("idem_{}", hex(&digest[..16]))
+    }
+
+    /// Records that the tool call `key` is about to run.
+    pub(crate) async fn record_tool_started(
+        &self,
+        key: &str,
+        call_id: &str,
+        tool: &str,
+        idempotency_key: &str,
+        idempotent: bool,
+    ) -> Result<(), RunError> {
+        let entry = StepEntry::ToolStarted {
+            key: key.to_string(),
+            call_id: call_id.to_string(),
+            tool: tool.to_string(),
+            idempotency_key: idempotency_key.to_string(),
+            idempotent,
+        };
+        self.store.append(&self.lease, &entry, &[]).await?;
+        Ok(())
+    }
+
+    /// Records the tool call's observation; a `visible` one goes to the thread too.
+    pub(crate) async fn record_tool_finished(
+        &self,
+        key: &str,
+        call_id: &str,
+        tool: &str,
+        obs: &Observation,
+        visible: bool,
+    ) -> Result<(), RunError> {
+        let entry = StepEntry::ToolFinished {
+            key: key.to_string(),
+            call_id: call_id.to_string(),
+            tool: tool.to_string(),
+            content: obs.content.clone(),
+            is_error: obs.is_error,
+            truncated: obs.truncated,
+        };
+        let messages = if visible {
+            vec![Message::Tool {
+                call_id: call_id.to_string(),
+                content: obs.content.clone(),
+                is_error: obs.is_error,
+            }]
+        } else {
+            Vec::new()
+        };
+        self.store.append(&self.lease, &entry, &messages).await?;
+        Ok(())
+    }
+
+    /// Ends the run in the store: a final answer or a final error finishes it; an error that
+    /// leaves it resumable (the store failed, a call is in doubt, the journal does not match)
+    /// only gives the lease back.
+    pub(crate) async fn close(&self, result: &Result<String, RunError>) -> Result<(), StoreError> {
+        match result {
+            Ok(text) => {
+                self.store
+                    .finish_run(
+                        &self.lease,
+                        &RunEnd::Completed {
+                            output: text.clone(),
+                        },
+                    )
+                    .await
+            }
+            Err(err) if err.leaves_run_resumable() => {
+                if let Err(release) = self.store.release(&self.lease).await {
+                    tracing::warn!(run_id = %self.record.run_id, error = %release, "could not release the run's lease; it frees itself when it expires");
+                }
+                Ok(())
+            }
+            Err(err) => {
+                self.store
+                    .finish_run(
+                        &self.lease,
+                        &RunEnd::Failed {
+                            error: err.to_string(),
+                        },
+                    )
+                    .await
+            }
+        }
+    }
+
+    /// Renews the lease every third of its ttl; returns only when a renewal fails (the run
+    /// must stop: another worker may own it now). Never returns without a tokio runtime.
+    pub(crate) async fn heartbeat(&self) -> StoreError {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return std::future::pending().await;
+        }
+        let period = (self.lease.ttl / 3).max(Duration::from_millis(10));
+        loop {
+            tokio::time::sleep(period).await;
+            if let Err(err) = self.store.renew(&self.lease).await {
+                return err;
+            }
+        }
+    }
+}
+
+/// How a call in doubt ([`RunError::InDoubt`]) is settled, by someone who checked whether its
+/// work was done (in the payment system, the ticket queue, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InDoubtResolution {
+    /// The work was done: this is the call's observation; the resumed run reads it.
+    Completed {
+        /// The observation the model reads.
+        observation: String,
+        /// Whether it reports an error.
+        is_error: bool,
+    },
+    /// The work was not done: the call runs when the run resumes.
+    NotDone,
+}
+
+/// Settles the call in doubt `call_id` of a run (holding the run's lease for the write).
+pub(crate) async fn resolve_in_doubt(
+    durability: &Durability,
+    tenant: &str,
+    run_id: &str,
+    call_id: &str,
+    resolution: InDoubtResolution,
+) -> Result<(), RunError> {
+    let store = &durability.store;
+    let record = store.run(tenant, run_id).await?;
+    let mut new = NewRun::new(tenant, run_id, record.target, record.input);
+    new.thread_id = record.thread_id;
+    let (_, lease) = store
+        .begin_run(new, &durability.worker, durability.lease_ttl)
+        .await?;
+    let written = async {
+        let replay = Replay::from_steps(store.steps(tenant, run_id).await?);
+        let found = replay.tools.into_iter().find(
+            |(_, state)| matches!(state, ToolReplay::Started { call_id: c, .. } if c == call_id),
+        );
+        let Some((key, ToolReplay::Started { tool, .. })) = found else {
+            return Err(RunError::NotInDoubt {
+                run_id: run_id.to_string(),
+                call_id: call_id.to_string(),
+            });
+        };
+        match resolution {
+            InDoubtResolution::Completed {
+                observation,
+                is_error,
+            } => {
+                let obs = Observation {
+                    content: observation,
+                    is_error,
+                    truncated: false,
+                };
+                let entry = StepEntry::ToolFinished {
+                    key: key.clone(),
+                    call_id: call_id.to_string(),
+                    tool,
+                    content: obs.content.clone(),
+                    is_error,
+                    truncated: false,
+                };
+                // An agent's call is part of its thread's conversation.
+                let messages = if key.starts_with("tool:") {
+                    vec![Message::Tool {
+                        call_id: call_id.to_string(),
+                        content: obs.content,
+                        is_error,
+                    }]
+                } else {
+                    Vec::new()
+                };
+                store.append(&lease, &entry, &messages).await?;
+            }
+            InDoubtResolution::NotDone => {
+                let entry = StepEntry::ToolAbandoned {
+                    key,
+                    note: format!("resolved as not done by worker {}", durability.worker),
+                };
+                store.append(&lease, &entry, &[]).await?;
+            }
+        }
+        Ok(())
+    }
+    .await;
+    let released = store.release(&lease).await;
+    written?;
+    released?;
+    Ok(())
+}
+
+fn model_key(turn: u32) -> String {
+    format!("model:{turn}")
+}
+
+/// The key of a call of model turn `turn`.
+pub(crate) fn tool_key(turn: u32, call_id: &str) -> String {
+    format!("tool:{turn}:{call_id}")
+}
+
+/// The key of workflow tool step `n`.
+pub(crate) fn step_key(n: u32, tool: &str) -> String {
+    format!("step:{n}:{tool}")
+}
+
+/// SHA-256 of a model request (messages, tools, settings), hex.
+pub(crate) fn request_digest(req: &ModelRequest) -> String {
+    let json = serde_json::to_vec(req).unwrap_or_default();
+    hex(&Sha256::digest(&json))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// A thread's history as a model can read it: an assistant turn whose tool calls have no
+/// observation (its run failed or stopped at that turn) gets one saying the call did not
+/// complete, right after the observations it has. The stored thread is not changed.
+pub(crate) fn repair_history(messages: Vec<Message>) -> Vec<Message> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut open: Vec<String> = Vec::new();
+    let close = |out: &mut Vec<Message>, open: &mut Vec<String>| {
+        for call_id in open.drain(..) {
+            out.push(Message::tool_error(
+                call_id,
+                "This tool call did not complete: its run ended before a result was recorded.",
+            ));
+        }
+    };
+    for message in messages {
+        match &message {
+            Message::Tool { call_id, .. } => open.retain(|c| c != call_id),
+            _ => close(&mut out, &mut open),
+        }
+        if let Message::Assistant(a) = &message {
+            open.extend(a.tool_calls.iter().map(|c| c.id.clone()));
+        }
+        out.push(message);
+    }
+    close(&mut out, &mut open);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolCallRequest;
+
+    #[test]
+    fn history_repair_answers_every_dangling_tool_call() {
+        let history = vec![
+            Message::user("refund my order"),
+            Message::Assistant(AssistantMessage::tool_calls([
+                ToolCallRequest::new("c1", "refund-tool", "{}"),
+                ToolCallRequest::new("c2", "lookup-tool", "{}"),
+            ])),
+            Message::tool_result("c2", "found"),
+            Message::user("hello?"),
+        ];
+        let repaired = repair_history(history);
+        assert_eq!(repaired.len(), 5);
+        assert_eq!(repaired[2], Message::tool_result("c2", "found"));
+        assert!(
+            matches!(&repaired[3], Message::Tool { call_id, is_error: true, .. } if call_id == "c1")
+        );
+        assert_eq!(repaired[4], Message::user("hello?"));
+        // A complete history is left as it is.
+        let complete = vec![Message::user("hi"), Message::assistant("hello")];
+        assert_eq!(repair_history(complete.clone()), complete);
+    }
+}
