@@ -254,6 +254,7 @@ impl<T: Tool> ToolHarness<T> {
     }
 }
 
+pub mod flaky;
 pub mod scripted;
 pub use scripted::ScriptedModel;
 #[doc(hidden)]

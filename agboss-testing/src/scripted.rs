@@ -215,6 +215,7 @@ struct State {
 pub struct ScriptedModel {
     state: Mutex<State>,
     stream_chunk_chars: usize,
+    hang_when_exhausted: bool,
 }
 
 impl fmt::Debug for ScriptedModel {
@@ -245,7 +246,16 @@ impl ScriptedModel {
                 next_call_id: 1,
             }),
             stream_chunk_chars: 4,
+            hang_when_exhausted: false,
         }
+    }
+
+    /// Once every turn was played, a call never answers (instead of failing with
+    /// `ScriptExhausted`): a model that stalls, to stop a run at a known point (a crash test
+    /// kills or drops the run there).
+    pub fn hang_when_exhausted(mut self) -> Self {
+        self.hang_when_exhausted = true;
+        self
     }
 
     /// Sets the size of streamed text/argument deltas, in characters (default 4; `0`
@@ -354,12 +364,23 @@ impl ScriptedModel {
     }
 }
 
+impl ScriptedModel {
+    async fn hang_if_exhausted(&self, req: &ModelRequest) {
+        if self.hang_when_exhausted && self.is_exhausted() {
+            self.lock().requests.push(req.clone());
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
 impl ChatModel for ScriptedModel {
     async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        self.hang_if_exhausted(req).await;
         self.serve(req)
     }
 
     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
+        self.hang_if_exhausted(req).await;
         let response = self.serve(req)?;
         Ok(stream_from_response(response, self.stream_chunk_chars))
     }

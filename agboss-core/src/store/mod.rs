@@ -138,6 +138,94 @@ pub trait ThreadStore: Send + Sync + 'static {
     fn release(&self, lease: &Lease) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
+/// A shared store is a store (keep a handle to a store you also give to an app).
+impl<S: ThreadStore> ThreadStore for Arc<S> {
+    fn create_thread(
+        &self,
+        tenant: &str,
+        new: NewThread,
+    ) -> impl Future<Output = Result<ThreadInfo, StoreError>> + Send {
+        S::create_thread(self, tenant, new)
+    }
+    fn thread(
+        &self,
+        tenant: &str,
+        thread_id: &str,
+    ) -> impl Future<Output = Result<ThreadInfo, StoreError>> + Send {
+        S::thread(self, tenant, thread_id)
+    }
+    fn list_threads(
+        &self,
+        tenant: &str,
+    ) -> impl Future<Output = Result<Vec<ThreadInfo>, StoreError>> + Send {
+        S::list_threads(self, tenant)
+    }
+    fn delete_thread(
+        &self,
+        tenant: &str,
+        thread_id: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        S::delete_thread(self, tenant, thread_id)
+    }
+    fn messages(
+        &self,
+        tenant: &str,
+        thread_id: &str,
+        limit: Option<u64>,
+    ) -> impl Future<Output = Result<Vec<ThreadMessage>, StoreError>> + Send {
+        S::messages(self, tenant, thread_id, limit)
+    }
+    fn begin_run(
+        &self,
+        run: NewRun,
+        worker: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<(RunRecord, Lease), StoreError>> + Send {
+        S::begin_run(self, run, worker, ttl)
+    }
+    fn run(
+        &self,
+        tenant: &str,
+        run_id: &str,
+    ) -> impl Future<Output = Result<RunRecord, StoreError>> + Send {
+        S::run(self, tenant, run_id)
+    }
+    fn resumable_runs(
+        &self,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<RunRecord>, StoreError>> + Send {
+        S::resumable_runs(self, limit)
+    }
+    fn steps(
+        &self,
+        tenant: &str,
+        run_id: &str,
+    ) -> impl Future<Output = Result<Vec<JournalStep>, StoreError>> + Send {
+        S::steps(self, tenant, run_id)
+    }
+    fn append(
+        &self,
+        lease: &Lease,
+        entry: &StepEntry,
+        messages: &[Message],
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send {
+        S::append(self, lease, entry, messages)
+    }
+    fn renew(&self, lease: &Lease) -> impl Future<Output = Result<(), StoreError>> + Send {
+        S::renew(self, lease)
+    }
+    fn finish_run(
+        &self,
+        lease: &Lease,
+        end: &RunEnd,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        S::finish_run(self, lease, end)
+    }
+    fn release(&self, lease: &Lease) -> impl Future<Output = Result<(), StoreError>> + Send {
+        S::release(self, lease)
+    }
+}
+
 /// [`ThreadStore`] behind `dyn`: the boxed futures live only here.
 trait ErasedStore: Send + Sync {
     fn create_thread<'a>(

@@ -1,0 +1,623 @@
+//! Threads and the durable run journal, end to end through `App::execute` on the in-memory
+//! store (the SQL backends pass the same store conformance suite): history across runs,
+//! tenant isolation, resume without rerunning a completed tool, calls in doubt, idempotent
+//! reruns with a stable key, store failures at the start and in the middle of a run.
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agboss_core::dto::Dto;
+use agboss_core::engine::{InDoubtResolution, RunContext, RunError, RunEvent};
+use agboss_core::model::{Message, SharedChatModel};
+use agboss_core::store::{
+    MemoryStore, NewThread, RunStatus, SharedStore, StoreError, ThreadStore as _,
+};
+use agboss_core::*;
+use agboss_testing::flaky::FlakyStore;
+use agboss_testing::scripted::{ScriptedModel, Turn};
+use serde_json::json;
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct JrOrderDto {
+    #[text(prompt = "The order id")]
+    pub order_id: String,
+}
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct JrReceiptDto {
+    #[text(prompt = "What was done")]
+    pub done: String,
+}
+
+/// What the tools did: kept outside the app, as a payment system would.
+#[injectable(provided)]
+#[derive(Default)]
+pub struct JrLedger {
+    runs: AtomicUsize,
+    keys: Mutex<Vec<String>>,
+    /// Calls that hang forever before doing their work (a crash lands in the middle).
+    hang_next: AtomicUsize,
+}
+
+impl JrLedger {
+    fn runs(&self) -> usize {
+        self.runs.load(Ordering::SeqCst)
+    }
+    fn keys(&self) -> Vec<String> {
+        self.keys.lock().unwrap().clone()
+    }
+    async fn work(&self, key: &str, what: String) -> Result<JrReceiptDto, ToolError> {
+        self.keys.lock().unwrap().push(key.to_string());
+        if self
+            .hang_next
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            std::future::pending::<()>().await;
+        }
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        Ok(JrReceiptDto { done: what })
+    }
+}
+
+#[tool(name = "jr-refund-tool", description = "Refunds an order (not idempotent)",
+       input = JrOrderDto, output = JrReceiptDto, deps = [JrLedger, ExecutionContext])]
+pub struct JrRefundTool {
+    ledger: Arc<JrLedger>,
+    exec: ExecutionContext,
+}
+
+impl ToolHandler<JrOrderDto, JrReceiptDto> for JrRefundTool {
+    async fn run(&self, input: JrOrderDto) -> Result<JrReceiptDto, ToolError> {
+        let key = self.exec.idempotency_key().to_string();
+        self.ledger
+            .work(&key, format!("refunded {}", input.order_id))
+            .await
+    }
+}
+
+#[tool(name = "jr-charge-tool", description = "Charges an order (idempotent by key)",
+       input = JrOrderDto, output = JrReceiptDto, deps = [JrLedger, ExecutionContext], idempotent)]
+pub struct JrChargeTool {
+    ledger: Arc<JrLedger>,
+    exec: ExecutionContext,
+}
+
+impl ToolHandler<JrOrderDto, JrReceiptDto> for JrChargeTool {
+    async fn run(&self, input: JrOrderDto) -> Result<JrReceiptDto, ToolError> {
+        let key = self.exec.idempotency_key().to_string();
+        self.ledger
+            .work(&key, format!("charged {}", input.order_id))
+            .await
+    }
+}
+
+#[agent(name = "jr-desk-agent", description = "Refunds and charges",
+        instructions = "Help the customer.", tools = [JrRefundTool, JrChargeTool])]
+pub struct JrDeskAgent;
+
+fn app(
+    store: &SharedStore,
+    ledger: &Arc<JrLedger>,
+    model: &Arc<ScriptedModel>,
+    worker: &str,
+) -> App {
+    App::builder()
+        .agent::<JrDeskAgent>()
+        .provide_arc(Arc::clone(ledger))
+        .shared_model(Arc::clone(model) as SharedChatModel)
+        .store(store.clone())
+        .worker_id(worker)
+        .lease_ttl(Duration::from_millis(150))
+        .build()
+        .unwrap()
+}
+
+fn refund(order: &str) -> Turn {
+    Turn::tool_call("jr-refund-tool", json!({ "orderId": order }))
+}
+
+/// Runs until the model stalls (its script is spent), then drops the run: what a crash leaves.
+async fn crash_at_stall(app: &App, input: &str, ctx: RunContext) {
+    let run = app.execute(JrDeskAgent::target(), input, ctx);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), run)
+            .await
+            .is_err(),
+        "the run was meant to stall"
+    );
+}
+
+trait AgentTarget {
+    fn target() -> agboss_core::engine::Target;
+}
+impl AgentTarget for JrDeskAgent {
+    fn target() -> agboss_core::engine::Target {
+        agboss_core::engine::Target::agent::<JrDeskAgent>()
+    }
+}
+
+#[tokio::test]
+async fn a_thread_carries_history_across_runs_and_records_every_message() {
+    let store = SharedStore::new(MemoryStore::new());
+    let ledger = Arc::new(JrLedger::default());
+    let model = Arc::new(ScriptedModel::new([
+        refund("ACME-1"),
+        Turn::text("Refunded ACME-1."),
+        Turn::text("You asked about ACME-1."),
+    ]));
+    let app = app(&store, &ledger, &model, "w1");
+    let thread = app.threads("acme").create(NewThread::new()).await.unwrap();
+    let ctx = || RunContext::new().tenant("acme").thread(&thread.id);
+    let first = app
+        .execute(JrDeskAgent::target(), "refund ACME-1", ctx())
+        .await
+        .unwrap();
+    assert_eq!(first.text, "Refunded ACME-1.");
+    assert_eq!(first.thread_id.as_deref(), Some(thread.id.as_str()));
+    let second = app
+        .execute(JrDeskAgent::target(), "what did you do?", ctx())
+        .await
+        .unwrap();
+    assert_eq!(second.text, "You asked about ACME-1.");
+
+    // The second run's model saw the whole first run before its own input.
+    let req = model.last_request().unwrap();
+    let roles: Vec<_> = req.messages.iter().map(|m| m.role().as_str()).collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "user"]
+    );
+    assert_eq!(req.messages[1], Message::user("refund ACME-1"));
+    assert!(req.messages[3].text().unwrap().contains("refunded ACME-1"));
+    assert_eq!(req.messages[5], Message::user("what did you do?"));
+
+    let stored = app.threads("acme").messages(&thread.id).await.unwrap();
+    assert_eq!(
+        stored.len(),
+        6,
+        "two inputs, three model turns, one observation"
+    );
+    assert_eq!(stored[4].message, Message::user("what did you do?"));
+    assert_eq!(stored[5].run_id, second.run_id);
+    assert_eq!(ledger.runs(), 1);
+}
+
+#[tokio::test]
+async fn another_tenants_thread_is_refused_and_never_leaks() {
+    let store = SharedStore::new(MemoryStore::new());
+    let ledger = Arc::new(JrLedger::default());
+    let model = Arc::new(ScriptedModel::new([refund("ACME-1"), Turn::text("done")]));
+    let app = app(&store, &ledger, &model, "w1");
+    let thread = app.threads("acme").create(NewThread::new()).await.unwrap();
+    app.execute(
+        JrDeskAgent::target(),
+        "secret: my card is 4111",
+        RunContext::new().tenant("acme").thread(&thread.id),
+    )
+    .await
+    .unwrap();
+
+    let globex = app.threads("globex");
+    assert!(matches!(
+        globex.get(&thread.id).await,
+        Err(StoreError::ThreadNotFound { .. })
+    ));
+    assert!(matches!(
+        globex.messages(&thread.id).await,
+        Err(StoreError::ThreadNotFound { .. })
+    ));
+    assert!(matches!(
+        globex.delete(&thread.id).await,
+        Err(StoreError::ThreadNotFound { .. })
+    ));
+    assert!(globex.list().await.unwrap().is_empty());
+    let requests_before = model.request_count();
+    let err = app
+        .execute(
+            JrDeskAgent::target(),
+            "continue",
+            RunContext::new().tenant("globex").thread(&thread.id),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RunError::Store(StoreError::ThreadNotFound { .. })),
+        "{err}"
+    );
+    assert_eq!(
+        model.request_count(),
+        requests_before,
+        "no model call for a refused run"
+    );
+    // Acme's thread is untouched, and still deletable by acme.
+    assert_eq!(
+        app.threads("acme")
+            .messages(&thread.id)
+            .await
+            .unwrap()
+            .len(),
+        4
+    );
+    app.threads("acme").delete(&thread.id).await.unwrap();
+    assert!(app.threads("acme").list().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn threads_need_a_store() {
+    let model = Arc::new(ScriptedModel::new([Turn::text("hi")]));
+    let app = App::builder()
+        .agent::<JrDeskAgent>()
+        .provide(JrLedger::default())
+        .shared_model(Arc::clone(&model) as SharedChatModel)
+        .build()
+        .unwrap();
+    let err = app
+        .execute(JrDeskAgent::target(), "hi", RunContext::new().thread("t"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RunError::Store(StoreError::NotConfigured)),
+        "{err}"
+    );
+    assert!(matches!(
+        app.threads("acme").list().await,
+        Err(StoreError::NotConfigured)
+    ));
+    assert_eq!(model.request_count(), 0);
+}
+
+#[tokio::test]
+async fn a_resumed_run_never_reruns_a_completed_tool_call() {
+    let store = SharedStore::new(MemoryStore::new());
+    let ledger = Arc::new(JrLedger::default());
+    let first = Arc::new(ScriptedModel::new([refund("ACME-7")]).hang_when_exhausted());
+    let a = app(&store, &ledger, &first, "worker-a");
+    let thread = a.threads("acme").create(NewThread::new()).await.unwrap();
+    let ctx = RunContext::new()
+        .tenant("acme")
+        .thread(&thread.id)
+        .run_id("run-7");
+    crash_at_stall(&a, "refund ACME-7", ctx.clone()).await;
+    assert_eq!(ledger.runs(), 1);
+
+    // Another instance: refused while worker A's lease has not expired, then takes over.
+    let second = Arc::new(ScriptedModel::new([Turn::text("Refund done.")]));
+    let b = app(&store, &ledger, &second, "worker-b");
+    let err = b
+        .resume_run("run-7", RunContext::new().tenant("acme"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RunError::Store(StoreError::LeaseHeld { .. })),
+        "{err}"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (events, out) = b
+        .stream(JrDeskAgent::target(), "refund ACME-7", ctx)
+        .collect_all()
+        .await;
+    let out = out.unwrap();
+    assert_eq!(out.text, "Refund done.");
+    assert_eq!(
+        out.replayed_steps, 3,
+        "model turn, call started, call finished"
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        RunEvent::RunResumed {
+            replayed_steps: 3,
+            ..
+        }
+    )));
+    assert_eq!(ledger.runs(), 1, "the refund ran exactly once");
+    // The resumed model call saw the journaled call and its observation.
+    let req = second.last_request().unwrap();
+    assert!(
+        req.messages
+            .iter()
+            .any(|m| m.text().is_some_and(|t| t.contains("refunded ACME-7")))
+    );
+    let run = store.run("acme", "run-7").await.unwrap();
+    assert_eq!(run.status, RunStatus::Completed);
+    assert_eq!(run.output.as_deref(), Some("Refund done."));
+    assert_eq!(
+        store
+            .messages("acme", &thread.id, None)
+            .await
+            .unwrap()
+            .len(),
+        4
+    );
+    // A finished run is not resumed again.
+    let err = b
+        .resume_run("run-7", RunContext::new().tenant("acme"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RunError::Store(StoreError::RunFinished { .. })),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_in_doubt_stops_the_run_until_it_is_resolved() {
+    let store = SharedStore::new(MemoryStore::new());
+    let ledger = Arc::new(JrLedger::default());
+    ledger.hang_next.store(1, Ordering::SeqCst);
+    let first = Arc::new(ScriptedModel::new([refund("ACME-9")]).hang_when_exhausted());
+    let a = app(&store, &ledger, &first, "worker-a");
+    let ctx = RunContext::new().tenant("acme").run_id("run-9");
+    crash_at_stall(&a, "refund ACME-9", ctx.clone()).await;
+    assert_eq!(
+        ledger.runs(),
+        0,
+        "the crash came before the refund finished"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let second = Arc::new(ScriptedModel::new([Turn::text("Refund confirmed.")]));
+    let b = app(&store, &ledger, &second, "worker-b");
+    let (events, out) = b
+        .stream(JrDeskAgent::target(), "refund ACME-9", ctx.clone())
+        .collect_all()
+        .await;
+    let err = out.unwrap_err();
+    let RunError::InDoubt { call_id, tool, .. } = &err else {
+        panic!("expected a call in doubt, got {err}");
+    };
+    assert_eq!(tool, "jr-refund-tool");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, RunEvent::ToolCallInDoubt { .. }))
+    );
+    assert_eq!(ledger.keys().len(), 1, "not run again");
+    assert_eq!(second.request_count(), 0);
+    // Still resumable, and in doubt until resolved.
+    assert_eq!(
+        store.run("acme", "run-9").await.unwrap().status,
+        RunStatus::Running
+    );
+    let again = b
+        .resume_run("run-9", RunContext::new().tenant("acme"))
+        .await
+        .unwrap_err();
+    assert!(matches!(again, RunError::InDoubt { .. }), "{again}");
+
+    // Someone checked the payment system: the refund did happen.
+    let wrong = b
+        .resolve_in_doubt("acme", "run-9", "call_nope", InDoubtResolution::NotDone)
+        .await
+        .unwrap_err();
+    assert!(matches!(wrong, RunError::NotInDoubt { .. }), "{wrong}");
+    let foreign = b
+        .resolve_in_doubt("globex", "run-9", call_id, InDoubtResolution::NotDone)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(foreign, RunError::Store(StoreError::RunNotFound { .. })),
+        "{foreign}"
+    );
+    b.resolve_in_doubt(
+        "acme",
+        "run-9",
+        call_id,
+        InDoubtResolution::Completed {
+            observation: "refund ACME-9 confirmed by the payment system".into(),
+            is_error: false,
+        },
+    )
+    .await
+    .unwrap();
+    let out = b
+        .resume_run("run-9", RunContext::new().tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(out.text, "Refund confirmed.");
+    assert_eq!(ledger.runs(), 0, "the tool never ran again");
+    let req = second.last_request().unwrap();
+    assert!(
+        req.messages
+            .iter()
+            .any(|m| m.text() == Some("refund ACME-9 confirmed by the payment system"))
+    );
+}
+
+#[tokio::test]
+async fn a_call_resolved_as_not_done_runs_on_resume() {
+    let store = SharedStore::new(MemoryStore::new());
+    let ledger = Arc::new(JrLedger::default());
+    ledger.hang_next.store(1, Ordering::SeqCst);
+    let first = Arc::new(ScriptedModel::new([refund("ACME-3")]).hang_when_exhausted());
+    let a = app(&store, &ledger, &first, "worker-a");
+    crash_at_stall(&a, "refund ACME-3", RunContext::new().run_id("run-3")).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let second = Arc::new(ScriptedModel::new([Turn::text("Refunded.")]));
+    let b = app(&store, &ledger, &second, "worker-b");
+    let steps = store.steps("", "run-3").await.unwrap();
+    let call_id = match &steps[1].entry {
+        agboss_core::store::StepEntry::ToolStarted { call_id, .. } => call_id.clone(),
+        other => panic!("{other:?}"),
+    };
+    b.resolve_in_doubt("", "run-3", &call_id, InDoubtResolution::NotDone)
+        .await
+        .unwrap();
+    let out = b.resume_run("run-3", RunContext::new()).await.unwrap();
+    assert_eq!(out.text, "Refunded.");
+    assert_eq!(ledger.runs(), 1);
+}
+
+#[tokio::test]
+async fn an_idempotent_call_in_doubt_reruns_with_the_same_key() {
+    let store = SharedStore::new(MemoryStore::new());
+    let ledger = Arc::new(JrLedger::default());
+    ledger.hang_next.store(1, Ordering::SeqCst);
+    let first = Arc::new(
+        ScriptedModel::new([Turn::tool_call(
+            "jr-charge-tool",
+            json!({ "orderId": "ACME-5" }),
+        )])
+        .hang_when_exhausted(),
+    );
+    let a = app(&store, &ledger, &first, "worker-a");
+    crash_at_stall(
+        &a,
+        "charge ACME-5",
+        RunContext::new().tenant("acme").run_id("run-5"),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let second = Arc::new(ScriptedModel::new([Turn::text("Charged.")]));
+    let b = app(&store, &ledger, &second, "worker-b");
+    let out = b
+        .resume_run("run-5", RunContext::new().tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(out.text, "Charged.");
+    let keys = ledger.keys();
+    assert_eq!(keys.len(), 2, "the first attempt and the rerun");
+    assert_eq!(
+        keys[0], keys[1],
+        "the idempotency key is stable across attempts"
+    );
+    assert!(keys[0].starts_with("idem_"), "{}", keys[0]);
+    assert_eq!(ledger.runs(), 1);
+}
+
+#[tokio::test]
+async fn a_store_down_at_the_start_fails_the_run_before_any_tool() {
+    let flaky = Arc::new(FlakyStore::new(MemoryStore::new()));
+    let store = SharedStore::new(Arc::clone(&flaky));
+    let ledger = Arc::new(JrLedger::default());
+    let model = Arc::new(ScriptedModel::new([refund("ACME-1"), Turn::text("done")]));
+    let app = app(&store, &ledger, &model, "w1");
+    flaky.fail_all(true);
+    let err = app
+        .execute(JrDeskAgent::target(), "refund", RunContext::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RunError::Store(StoreError::Backend { .. })),
+        "{err}"
+    );
+    assert!(std::error::Error::source(&err).is_some());
+    assert_eq!(model.request_count(), 0);
+    assert_eq!(ledger.runs(), 0);
+}
+
+#[tokio::test]
+async fn a_store_failing_mid_run_stops_it_and_the_journal_resumes_later() {
+    let flaky = Arc::new(FlakyStore::new(MemoryStore::new()));
+    let store = SharedStore::new(Arc::clone(&flaky));
+    let ledger = Arc::new(JrLedger::default());
+    let model = Arc::new(ScriptedModel::new([
+        refund("ACME-1"),
+        Turn::text("lost answer"),
+    ]));
+    let a = app(&store, &ledger, &model, "w1");
+    // Appends: 1 model turn, 2 call started, 3 call finished, 4 the final turn: fails.
+    flaky.fail_append_at(4);
+    let err = a
+        .execute(
+            JrDeskAgent::target(),
+            "refund",
+            RunContext::new().run_id("run-1"),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, RunError::Store(StoreError::Backend { .. })),
+        "{err}"
+    );
+    assert_eq!(ledger.runs(), 1);
+    flaky.fail_all(false);
+    let steps = store.steps("", "run-1").await.unwrap();
+    assert_eq!(steps.len(), 3, "every completed step, nothing half-written");
+    assert_eq!(
+        store.run("", "run-1").await.unwrap().status,
+        RunStatus::Running
+    );
+
+    // The store is back; the same instance resumes (its own lease) without rerunning the call.
+    model.push(Turn::text("Refunded after the outage."));
+    let out = a.resume_run("run-1", RunContext::new()).await.unwrap();
+    assert_eq!(out.text, "Refunded after the outage.");
+    assert_eq!(ledger.runs(), 1);
+}
+
+#[tokio::test]
+async fn a_resume_that_does_not_match_its_journal_is_refused() {
+    let store = SharedStore::new(MemoryStore::new());
+    let ledger = Arc::new(JrLedger::default());
+    let model = Arc::new(ScriptedModel::new([refund("ACME-1")]).hang_when_exhausted());
+    let a = app(&store, &ledger, &model, "w1");
+    crash_at_stall(&a, "refund ACME-1", RunContext::new().run_id("run-m")).await;
+    let err = a
+        .execute(
+            JrDeskAgent::target(),
+            "refund ACME-2",
+            RunContext::new().run_id("run-m"),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::JournalMismatch { .. }), "{err}");
+    assert!(err.leaves_run_resumable());
+    assert_eq!(ledger.runs(), 1);
+}
+
+#[tokio::test]
+async fn one_run_at_a_time_writes_a_thread() {
+    let store = SharedStore::new(MemoryStore::new());
+    let ledger = Arc::new(JrLedger::default());
+    let model = Arc::new(ScriptedModel::new([refund("ACME-1")]).hang_when_exhausted());
+    let a = app(&store, &ledger, &model, "w1");
+    let thread = a.threads("acme").create(NewThread::new()).await.unwrap();
+    let ctx = RunContext::new().tenant("acme").thread(&thread.id);
+    crash_at_stall(&a, "refund", ctx.clone().run_id("run-a")).await;
+    let err = a
+        .execute(
+            JrDeskAgent::target(),
+            "another question",
+            ctx.run_id("run-b"),
+        )
+        .await
+        .unwrap_err();
+    let RunError::Store(StoreError::ThreadBusy { run_id, .. }) = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(run_id, "run-a");
+    assert!(matches!(
+        a.threads("acme").delete(&thread.id).await,
+        Err(StoreError::ThreadBusy { .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_failed_run_frees_its_thread_and_leaves_its_input_in_the_history() {
+    let store = SharedStore::new(MemoryStore::new());
+    let ledger = Arc::new(JrLedger::default());
+    let model = Arc::new(ScriptedModel::new([
+        Turn::error(agboss_core::model::ModelError::StreamTruncated {
+            detail: "cut".into(),
+        }),
+        Turn::text("Hello again."),
+    ]));
+    let app = app(&store, &ledger, &model, "w1");
+    let thread = app.threads("acme").create(NewThread::new()).await.unwrap();
+    let ctx = || RunContext::new().tenant("acme").thread(&thread.id);
+    let err = app
+        .execute(JrDeskAgent::target(), "hi", ctx())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::Model { .. }), "{err}");
+    // A model failure finishes the run: the thread is free for the next one.
+    let out = app
+        .execute(JrDeskAgent::target(), "hi again", ctx())
+        .await
+        .unwrap();
+    assert_eq!(out.text, "Hello again.");
+    let req = model.last_request().unwrap();
+    let roles: Vec<_> = req.messages.iter().map(|m| m.role().as_str()).collect();
+    assert_eq!(roles, ["system", "user", "user"]);
+}
