@@ -621,3 +621,63 @@ async fn a_failed_run_frees_its_thread_and_leaves_its_input_in_the_history() {
     let roles: Vec<_> = req.messages.iter().map(|m| m.role().as_str()).collect();
     assert_eq!(roles, ["system", "user", "user"]);
 }
+
+#[tokio::test]
+async fn a_worker_that_cannot_renew_its_lease_stops_and_a_standby_takes_over() {
+    let shared = Arc::new(MemoryStore::new());
+    let flaky = Arc::new(FlakyStore::new(Arc::clone(&shared)));
+    let ledger = Arc::new(JrLedger::default());
+    ledger.hang_next.store(1, Ordering::SeqCst);
+    let model_a = Arc::new(ScriptedModel::new([Turn::tool_call(
+        "jr-charge-tool",
+        json!({ "orderId": "ACME-8" }),
+    )]));
+    let a = app(
+        &SharedStore::new(Arc::clone(&flaky)),
+        &ledger,
+        &model_a,
+        "worker-a",
+    );
+    let run = a.execute(
+        JrDeskAgent::target(),
+        "charge ACME-8",
+        RunContext::new().tenant("acme").run_id("run-8"),
+    );
+    let cut = async {
+        // The charge hangs; then worker A loses its store: its next renewal fails.
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        flaky.fail_all(true);
+    };
+    let (result, ()) = tokio::join!(run, cut);
+    let err = result.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            RunError::Store(StoreError::Backend {
+                operation: "renew",
+                ..
+            })
+        ),
+        "{err}"
+    );
+
+    // A standby instance on the same database takes the run over once A's lease expired.
+    let model_b = Arc::new(ScriptedModel::new([Turn::text("Charged.")]));
+    let b = app(
+        &SharedStore::new(Arc::clone(&shared)),
+        &ledger,
+        &model_b,
+        "worker-b",
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let taken = b.take_over_runs(10).await.unwrap();
+    assert_eq!(taken.len(), 1);
+    assert_eq!(taken[0].0, "run-8");
+    assert_eq!(taken[0].1.as_ref().unwrap().text, "Charged.");
+    assert_eq!(
+        ledger.runs(),
+        1,
+        "the idempotent charge reran once, with its key"
+    );
+    assert!(b.take_over_runs(10).await.unwrap().is_empty());
+}

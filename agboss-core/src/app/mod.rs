@@ -230,6 +230,28 @@ impl App {
             .await
     }
 
+    /// Takes over up to `limit` unfinished runs whose lease expired or was given back (their
+    /// worker crashed, or stopped on a store failure), across tenants, and resumes each one on
+    /// this instance under its own tenant: the loop a standby worker runs. Returns each run's
+    /// id with its result; a run another instance took first is reported with
+    /// [`StoreError::LeaseHeld`].
+    pub async fn take_over_runs(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<(String, Result<RunOutput, RunError>)>, RunError> {
+        let store = self.store().ok_or(StoreError::NotConfigured)?;
+        let mut results = Vec::new();
+        for record in store.resumable_runs(limit).await? {
+            let mut ctx = RunContext::new();
+            if !record.tenant.is_empty() {
+                ctx = ctx.tenant(record.tenant.as_str());
+            }
+            let result = self.resume_run(&record.run_id, ctx).await;
+            results.push((record.run_id, result));
+        }
+        Ok(results)
+    }
+
     /// Settles a call in doubt ([`RunError::InDoubt`]) of `tenant`'s run: the work was done,
     /// with this observation, or it was not, and the call runs again on resume. Then resume
     /// the run with [`App::resume_run`].
