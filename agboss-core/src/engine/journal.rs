@@ -52,6 +52,9 @@ pub(crate) enum ToolReplay {
 struct Replay {
     model: HashMap<String, (String, ModelReplay)>,
     tools: HashMap<String, ToolReplay>,
+    answered: bool,
+    /// The text of the last model turn appended to the thread without tool calls.
+    last_visible_text: Option<String>,
 }
 
 impl Replay {
@@ -106,6 +109,7 @@ impl Replay {
                 StepEntry::ToolAbandoned { key, .. } => {
                     replay.tools.insert(key, ToolReplay::Fresh);
                 }
+                StepEntry::Answer { .. } => replay.answered = true,
             }
         }
         replay
@@ -200,12 +204,22 @@ impl RunJournal {
         &self,
         turn: u32,
         digest: &str,
+        visible: bool,
     ) -> Result<Option<ModelReplay>, RunError> {
         let key = model_key(turn);
         let mut replay = self.replay();
         match replay.model.remove(&key) {
             None => Ok(None),
-            Some((recorded, turn)) if recorded == digest => Ok(Some(turn)),
+            Some((recorded, turn)) if recorded == digest => {
+                if visible {
+                    replay.last_visible_text = turn
+                        .message
+                        .tool_calls
+                        .is_empty()
+                        .then(|| turn.message.content.clone().unwrap_or_default());
+                }
+                Ok(Some(turn))
+            }
             Some(_) => Err(RunError::JournalMismatch {
                 run_id: self.record.run_id.clone(),
                 key,
@@ -239,6 +253,12 @@ impl RunJournal {
             Vec::new()
         };
         self.store.append(&self.lease, &entry, &messages).await?;
+        if visible {
+            self.replay().last_visible_text = message
+                .tool_calls
+                .is_empty()
+                .then(|| message.content.clone().unwrap_or_default());
+        }
         Ok(())
     }
 
@@ -315,6 +335,19 @@ impl RunJournal {
     pub(crate) async fn close(&self, result: &Result<String, RunError>) -> Result<(), StoreError> {
         match result {
             Ok(text) => {
+                let unanswered = {
+                    let replay = self.replay();
+                    !replay.answered && replay.last_visible_text.as_deref() != Some(text.as_str())
+                };
+                if unanswered && self.record.thread_id.is_some() {
+                    let entry = StepEntry::Answer {
+                        key: "answer".to_string(),
+                        text: text.clone(),
+                    };
+                    self.store
+                        .append(&self.lease, &entry, &[Message::assistant(text.clone())])
+                        .await?;
+                }
                 self.store
                     .finish_run(
                         &self.lease,
@@ -486,7 +519,8 @@ pub(crate) fn repair_history(messages: Vec<Message>) -> Vec<Message> {
         for call_id in open.drain(..) {
             out.push(Message::tool_error(
                 call_id,
-                "This tool call did not complete: its run ended before a result was recorded.",
+                "This tool call has no recorded result: its step failed or its run stopped before \
+                 it finished.",
             ));
         }
     };

@@ -454,7 +454,7 @@ impl Engine {
         };
         let turn = journal.next_model_turn();
         let digest = request_digest(req);
-        if let Some(replayed) = journal.replayed_model(turn, &digest)? {
+        if let Some(replayed) = journal.replayed_model(turn, &digest, visible)? {
             stats.model_turns += 1;
             stats.usage += replayed.usage;
             let finish_reason = if replayed.message.tool_calls.is_empty() {

@@ -283,6 +283,14 @@ pub enum StepEntry {
         #[serde(default)]
         truncated: bool,
     },
+    /// The run's final answer, when it is not the last model turn's text (a workflow's
+    /// recovery, a map step): appended to the thread before the run finishes.
+    Answer {
+        /// The step key (`answer`).
+        key: String,
+        /// The answer.
+        text: String,
+    },
     /// A started call without a recorded end, given up by a resolution: it may run again.
     ToolAbandoned {
         /// The step key.
@@ -299,6 +307,7 @@ impl StepEntry {
             Self::ModelTurn { key, .. }
             | Self::ToolStarted { key, .. }
             | Self::ToolFinished { key, .. }
+            | Self::Answer { key, .. }
             | Self::ToolAbandoned { key, .. } => key,
         }
     }
@@ -308,6 +317,7 @@ impl StepEntry {
             Self::ModelTurn { .. } => "model_turn",
             Self::ToolStarted { .. } => "tool_started",
             Self::ToolFinished { .. } => "tool_finished",
+            Self::Answer { .. } => "answer",
             Self::ToolAbandoned { .. } => "tool_abandoned",
         }
     }
