@@ -258,3 +258,4 @@ pub mod scripted;
 pub use scripted::ScriptedModel;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod store;

@@ -28,10 +28,18 @@ macro_rules! db_now {
         "(floor(extract(epoch FROM clock_timestamp()) * 1000))::bigint"
     };
 }
-/// The server's clock plus the ttl in `$5` (ms), saturating.
-macro_rules! expiry_5 {
-    () => {
-        concat!("(LEAST(", db_now!(), ", 9223372036854775807 - $5) + $5)")
+/// The server's clock plus the ttl (ms) in parameter `$p`, saturating.
+macro_rules! expiry {
+    ($p:literal) => {
+        concat!(
+            "(LEAST(",
+            db_now!(),
+            ", 9223372036854775807 - ",
+            $p,
+            ") + ",
+            $p,
+            ")"
+        )
     };
 }
 /// The fence of every leased write: the run is still running and leased to this token and worker.
@@ -136,7 +144,8 @@ impl PostgresStore {
                     run_id: new.run_id.clone(),
                 });
             }
-            if let (Some(holder), Some(expires_at_ms)) = (&run.lease_worker, run.lease_expires_at_ms)
+            if let (Some(holder), Some(expires_at_ms)) =
+                (&run.lease_worker, run.lease_expires_at_ms)
                 && holder != worker
                 && expires_at_ms > now
             {
@@ -161,7 +170,7 @@ impl PostgresStore {
             tx.commit().await.map_err(backend(OP))?;
             return Ok(Some(run));
         }
-        let mut history_len = 0;
+        let mut history_len: i64 = 0;
         if let Some(thread_id) = &new.thread_id {
             // The thread's row, locked: one new run of a thread at a time.
             let row = sqlx::query(
@@ -202,7 +211,7 @@ impl PostgresStore {
             "INSERT INTO runs (tenant, run_id, thread_id, target, input, status, history_len, \
              steps, lease_worker, lease_expires_at_ms, lease_token, created_at_ms) \
              VALUES ($1, $2, $3, $4, $5, 'running', $6, 0, $7, ",
-            expiry_5!(),
+            expiry!("$8"),
             ", 1, ",
             db_now!(),
             ") ON CONFLICT (tenant, run_id) DO NOTHING RETURNING ",
@@ -462,7 +471,7 @@ impl ThreadStore for PostgresStore {
         // gets the next position.
         let row = sqlx::query(concat!(
             "UPDATE runs SET steps = steps + 1, lease_expires_at_ms = ",
-            expiry_5!(),
+            expiry!("$5"),
             fenced!(),
             " RETURNING steps - 1, thread_id"
         ))
@@ -508,7 +517,7 @@ impl ThreadStore for PostgresStore {
             "renew lease",
             concat!(
                 "UPDATE runs SET lease_expires_at_ms = ",
-                expiry_5!(),
+                expiry!("$5"),
                 fenced!()
             ),
             lease,

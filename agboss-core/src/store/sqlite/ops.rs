@@ -239,13 +239,14 @@ impl ThreadStore for SqliteStore {
         let mut w = self.write(OP).await?;
         let mut history_len = None;
         if let Some(thread_id) = &new.thread_id {
-            let row = sqlx::query("SELECT message_count FROM threads WHERE tenant = $1 AND id = $2")
-                .bind(&new.tenant)
-                .bind(thread_id)
-                .fetch_optional(&mut *w.tx)
-                .await
-                .map_err(backend(OP))?
-                .ok_or_else(|| thread_not_found(thread_id))?;
+            let row =
+                sqlx::query("SELECT message_count FROM threads WHERE tenant = $1 AND id = $2")
+                    .bind(&new.tenant)
+                    .bind(thread_id)
+                    .fetch_optional(&mut *w.tx)
+                    .await
+                    .map_err(backend(OP))?
+                    .ok_or_else(|| thread_not_found(thread_id))?;
             history_len = Some(row.try_get::<i64, _>(0).map_err(backend(OP))?);
         }
         let existing = sqlx::query(SELECT_RUN)
@@ -259,7 +260,8 @@ impl ThreadStore for SqliteStore {
             if run.status != RunStatus::Running {
                 return Err(StoreError::RunFinished { run_id: new.run_id });
             }
-            if let (Some(holder), Some(expires_at_ms)) = (&run.lease_worker, run.lease_expires_at_ms)
+            if let (Some(holder), Some(expires_at_ms)) =
+                (&run.lease_worker, run.lease_expires_at_ms)
                 && holder != worker
                 && expires_at_ms > now
             {
@@ -422,9 +424,15 @@ impl ThreadStore for SqliteStore {
         .await
         .map_err(backend(OP))?;
         if let Some(thread_id) = thread_id {
-            append_messages(&mut w.tx, &lease.tenant, &thread_id, &lease.run_id, messages)
-                .await
-                .map_err(backend(OP))?;
+            append_messages(
+                &mut w.tx,
+                &lease.tenant,
+                &thread_id,
+                &lease.run_id,
+                messages,
+            )
+            .await
+            .map_err(backend(OP))?;
         }
         w.tx.commit().await.map_err(backend(OP))?;
         u64::try_from(seq).map_err(|_| StoreError::Corrupt {
