@@ -5,6 +5,7 @@
 //!   the real pipeline.
 //! - [`test_tool`] invokes one tool through its whole pipeline (its own tool-level interceptors
 //!   plus any you add).
+//! - [`store::conformance`] checks a `ThreadStore` backend against the store contract.
 //!
 //! ```
 //! use agboss_core::{tool, tool_interceptor, BeforeToolCall, InterceptorError, ToolCallContext,
@@ -259,3 +260,4 @@ pub mod scripted;
 pub use scripted::ScriptedModel;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod store;

@@ -15,8 +15,8 @@
 //! Every operation is scoped by tenant: thread and run ids are unique within a tenant, and
 //! another tenant's thread or run reads as not found.
 //!
-//! Backends: [`MemoryStore`] (tests), SQLite (the embedded default, feature `sqlite`) and
-//! PostgreSQL (feature `postgres`). A durable-execution engine fits the same contract: a
+//! Backends: [`MemoryStore`] (tests), `SqliteStore` (the embedded default, feature `sqlite`)
+//! and `PostgresStore` (feature `postgres`). A durable-execution engine fits the same contract: a
 //! journal append is a journaled step (`ctx.run`), a lease is the engine's own invocation
 //! ownership.
 //!
@@ -39,10 +39,20 @@ use crate::model::Message;
 
 pub mod error;
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 pub mod types;
 
 pub use error::StoreError;
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
 pub use types::{
     DEFAULT_LEASE_TTL, FORMAT_VERSION, JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord,
     RunStatus, StepEntry, ThreadInfo, ThreadMessage,

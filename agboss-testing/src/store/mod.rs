@@ -1,0 +1,245 @@
+//! The conformance suite of [`ThreadStore`] backends: what every backend (memory, SQLite,
+//! PostgreSQL, yours) must do, check by check.
+//!
+//! [`conformance`] runs every check on a fresh store of its own and names the checks that
+//! failed; each check is also a public function of its own.
+//!
+//! ```
+//! use agboss_core::store::MemoryStore;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! agboss_testing::store::conformance(|| async { MemoryStore::new() }).await;
+//! # }
+//! ```
+use std::future::Future;
+use std::time::Duration;
+
+use agboss_core::model::Message;
+use agboss_core::store::{
+    Lease, NewRun, NewThread, RunRecord, StepEntry, StoreError, ThreadMessage, ThreadStore,
+};
+use futures::future::BoxFuture;
+
+mod leases;
+mod threads;
+
+pub use leases::{
+    append_is_atomic, concurrent_appends_get_distinct_seqs, finished_run_cannot_resume,
+    lease_held_while_unexpired, release_frees_the_lease, renew_extends_the_lease,
+    resumable_runs_lists_expired_or_released_only, resume_by_same_worker,
+    stale_lease_writes_nothing, takeover_after_expiry,
+};
+pub use threads::{
+    delete_thread_removes_messages_runs_and_steps, foreign_tenant_sees_nothing, messages_limit,
+    missing_thread_or_run, new_run_appends_input_and_records_history, thread_busy, thread_exists,
+    threads_per_tenant,
+};
+
+/// A check: run on a store of its own, panics on a failure.
+pub type Check<S> = fn(S) -> BoxFuture<'static, ()>;
+
+macro_rules! checks {
+    ($($name:ident),* $(,)?) => {
+        /// Every check, by name.
+        pub fn checks<S: ThreadStore>() -> Vec<(&'static str, Check<S>)> {
+            vec![$((
+                stringify!($name),
+                (|store: S| Box::pin(async move { $name(&store).await }) as BoxFuture<'static, ()>)
+                    as Check<S>,
+            )),*]
+        }
+    };
+}
+
+checks!(
+    threads_per_tenant,
+    thread_exists,
+    foreign_tenant_sees_nothing,
+    missing_thread_or_run,
+    new_run_appends_input_and_records_history,
+    thread_busy,
+    delete_thread_removes_messages_runs_and_steps,
+    messages_limit,
+    resume_by_same_worker,
+    takeover_after_expiry,
+    lease_held_while_unexpired,
+    stale_lease_writes_nothing,
+    append_is_atomic,
+    concurrent_appends_get_distinct_seqs,
+    renew_extends_the_lease,
+    release_frees_the_lease,
+    finished_run_cannot_resume,
+    resumable_runs_lists_expired_or_released_only,
+);
+
+/// Runs every check of the suite, each on a store `fresh` makes, and panics naming the checks
+/// that failed (all checks run, whatever fails). Needs a tokio runtime: each check is a task.
+pub async fn conformance<S, F, Fut>(fresh: F)
+where
+    S: ThreadStore,
+    F: Fn() -> Fut,
+    Fut: Future<Output = S>,
+{
+    let checks = checks::<S>();
+    let total = checks.len();
+    let mut failed = Vec::new();
+    for (name, check) in checks {
+        let store = fresh().await;
+        if let Err(e) = tokio::spawn(check(store)).await {
+            let why = if e.is_panic() {
+                panic_text(e.into_panic())
+            } else {
+                e.to_string()
+            };
+            failed.push(format!("  {name}: {why}"));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "store conformance: {} of {total} checks failed:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(payload) => payload
+            .downcast_ref::<&str>()
+            .map_or_else(|| "panicked".to_string(), |s| s.to_string()),
+    }
+}
+
+/// A lease that outlives every check.
+pub(crate) const LONG: Duration = Duration::from_secs(600);
+/// A lease expired as soon as granted.
+pub(crate) const EXPIRED: Duration = Duration::ZERO;
+
+pub(crate) async fn thread<S: ThreadStore>(store: &S, tenant: &str, id: &str) {
+    store
+        .create_thread(tenant, NewThread::new().id(id))
+        .await
+        .unwrap_or_else(|e| panic!("create thread {tenant}/{id}: {}", why(&e)));
+}
+
+pub(crate) async fn begin<S: ThreadStore>(
+    store: &S,
+    run: NewRun,
+    worker: &str,
+    ttl: Duration,
+) -> (RunRecord, Lease) {
+    let what = format!("begin run {}/{} by {worker}", run.tenant, run.run_id);
+    store
+        .begin_run(run, worker, ttl)
+        .await
+        .unwrap_or_else(|e| panic!("{what}: {}", why(&e)))
+}
+
+pub(crate) fn run_on(tenant: &str, run_id: &str, thread_id: &str, input: &str) -> NewRun {
+    NewRun::new(tenant, run_id, "agent", input).thread(thread_id)
+}
+
+pub(crate) fn step(key: &str) -> StepEntry {
+    StepEntry::ToolFinished {
+        key: key.to_string(),
+        call_id: format!("call-{key}"),
+        tool: "lookup".into(),
+        content: format!("observation of {key}"),
+        is_error: false,
+        truncated: false,
+    }
+}
+
+pub(crate) async fn append<S: ThreadStore>(
+    store: &S,
+    lease: &Lease,
+    entry: &StepEntry,
+    messages: &[Message],
+) -> u64 {
+    store
+        .append(lease, entry, messages)
+        .await
+        .unwrap_or_else(|e| panic!("append {} to {}: {}", entry.key(), lease.run_id, why(&e)))
+}
+
+pub(crate) async fn messages<S: ThreadStore>(
+    store: &S,
+    tenant: &str,
+    thread_id: &str,
+) -> Vec<ThreadMessage> {
+    store
+        .messages(tenant, thread_id, None)
+        .await
+        .unwrap_or_else(|e| panic!("messages of {tenant}/{thread_id}: {}", why(&e)))
+}
+
+pub(crate) async fn run<S: ThreadStore>(store: &S, tenant: &str, run_id: &str) -> RunRecord {
+    store
+        .run(tenant, run_id)
+        .await
+        .unwrap_or_else(|e| panic!("run {tenant}/{run_id}: {}", why(&e)))
+}
+
+pub(crate) async fn step_keys<S: ThreadStore>(
+    store: &S,
+    tenant: &str,
+    run_id: &str,
+) -> Vec<String> {
+    store
+        .steps(tenant, run_id)
+        .await
+        .unwrap_or_else(|e| panic!("steps of {tenant}/{run_id}: {}", why(&e)))
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            assert_eq!(s.seq, i as u64, "journal positions are 0, 1, 2, ...");
+            s.entry.key().to_string()
+        })
+        .collect()
+}
+
+pub(crate) fn texts(messages: &[ThreadMessage]) -> Vec<String> {
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            assert_eq!(m.seq, i as u64, "thread positions are 0, 1, 2, ...");
+            m.message.text().unwrap_or_default().to_string()
+        })
+        .collect()
+}
+
+/// An error with its causes.
+pub(crate) fn why(e: &StoreError) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Asserts `result` failed with `LeaseLost` for `lease`.
+#[track_caller]
+pub(crate) fn assert_lease_lost<T: std::fmt::Debug>(
+    what: &str,
+    result: Result<T, StoreError>,
+    lease: &Lease,
+) {
+    match result {
+        Err(StoreError::LeaseLost { run_id, token }) => {
+            assert_eq!(run_id, lease.run_id, "{what}: LeaseLost names the run");
+            assert_eq!(
+                token, lease.token,
+                "{what}: LeaseLost names the stale token"
+            );
+        }
+        other => panic!("{what}: expected LeaseLost, got {other:?}"),
+    }
+}

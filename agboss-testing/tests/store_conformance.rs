@@ -1,0 +1,29 @@
+//! The store conformance suite on every backend: memory, SQLite (in memory and on file) and
+//! PostgreSQL (needs `AGBOSS_TEST_POSTGRES_URL`; `bash scripts/test.sh` starts a server).
+mod support;
+
+use agboss_core::store::{MemoryStore, SqliteStore};
+use agboss_testing::store::conformance;
+use support::{TempDir, pg_fresh, pg_url, sqlite_file};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_store_conforms() {
+    conformance(|| async { MemoryStore::new() }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_in_memory_store_conforms() {
+    conformance(|| async { SqliteStore::memory().await.expect("in-memory SQLite") }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_file_store_conforms() {
+    let dir = TempDir::new();
+    conformance(|| sqlite_file(&dir)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_store_conforms() {
+    let Some(url) = pg_url() else { return };
+    conformance(|| pg_fresh(&url)).await;
+}

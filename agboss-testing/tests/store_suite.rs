@@ -1,0 +1,160 @@
+//! The conformance suite itself: a store with a bug fails it, naming the checks that caught it.
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use agboss_core::model::Message;
+use agboss_core::store::{
+    JournalStep, Lease, MemoryStore, NewRun, NewThread, RunEnd, RunRecord, StepEntry, StoreError,
+    ThreadInfo, ThreadMessage, ThreadStore,
+};
+use agboss_testing::store::{checks, conformance};
+use futures::FutureExt;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Bug {
+    /// `messages` ignores its limit.
+    NoLimit,
+    /// `list_threads` is newest first.
+    NewestFirst,
+    /// `resumable_runs` lists every run.
+    EveryRunResumable,
+    /// `renew` does nothing.
+    RenewIgnored,
+}
+
+/// MemoryStore with one bug.
+struct Buggy(MemoryStore, Bug);
+
+impl ThreadStore for Buggy {
+    async fn create_thread(&self, tenant: &str, new: NewThread) -> Result<ThreadInfo, StoreError> {
+        self.0.create_thread(tenant, new).await
+    }
+    async fn thread(&self, tenant: &str, thread_id: &str) -> Result<ThreadInfo, StoreError> {
+        self.0.thread(tenant, thread_id).await
+    }
+    async fn list_threads(&self, tenant: &str) -> Result<Vec<ThreadInfo>, StoreError> {
+        let mut threads = self.0.list_threads(tenant).await?;
+        if self.1 == Bug::NewestFirst {
+            threads.reverse();
+        }
+        Ok(threads)
+    }
+    async fn delete_thread(&self, tenant: &str, thread_id: &str) -> Result<(), StoreError> {
+        self.0.delete_thread(tenant, thread_id).await
+    }
+    async fn messages(
+        &self,
+        tenant: &str,
+        thread_id: &str,
+        limit: Option<u64>,
+    ) -> Result<Vec<ThreadMessage>, StoreError> {
+        let limit = if self.1 == Bug::NoLimit { None } else { limit };
+        self.0.messages(tenant, thread_id, limit).await
+    }
+    async fn begin_run(
+        &self,
+        run: NewRun,
+        worker: &str,
+        ttl: Duration,
+    ) -> Result<(RunRecord, Lease), StoreError> {
+        self.0.begin_run(run, worker, ttl).await
+    }
+    async fn run(&self, tenant: &str, run_id: &str) -> Result<RunRecord, StoreError> {
+        self.0.run(tenant, run_id).await
+    }
+    async fn resumable_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        if self.1 == Bug::EveryRunResumable {
+            // Every run: one listed before, or still held.
+            let mut all = Vec::new();
+            for tenant in ["acme", "globex", "initech"] {
+                for id in [
+                    "expired",
+                    "held",
+                    "released",
+                    "finished",
+                    "failed",
+                    "expired-too",
+                ] {
+                    if let Ok(r) = self.0.run(tenant, id).await {
+                        all.push(r);
+                    }
+                }
+            }
+            all.truncate(limit);
+            return Ok(all);
+        }
+        self.0.resumable_runs(limit).await
+    }
+    async fn steps(&self, tenant: &str, run_id: &str) -> Result<Vec<JournalStep>, StoreError> {
+        self.0.steps(tenant, run_id).await
+    }
+    async fn append(
+        &self,
+        lease: &Lease,
+        entry: &StepEntry,
+        messages: &[Message],
+    ) -> Result<u64, StoreError> {
+        self.0.append(lease, entry, messages).await
+    }
+    async fn renew(&self, lease: &Lease) -> Result<(), StoreError> {
+        if self.1 == Bug::RenewIgnored {
+            return Ok(());
+        }
+        self.0.renew(lease).await
+    }
+    async fn finish_run(&self, lease: &Lease, end: &RunEnd) -> Result<(), StoreError> {
+        self.0.finish_run(lease, end).await
+    }
+    async fn release(&self, lease: &Lease) -> Result<(), StoreError> {
+        self.0.release(lease).await
+    }
+}
+
+async fn failure_of(bug: Bug) -> String {
+    let outcome = AssertUnwindSafe(conformance(
+        || async move { Buggy(MemoryStore::new(), bug) },
+    ))
+    .catch_unwind()
+    .await;
+    let payload = outcome.expect_err("a buggy store fails the suite");
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(_) => panic!("the suite fails with a message"),
+    }
+}
+
+#[tokio::test]
+async fn a_bug_fails_the_checks_that_cover_it() {
+    for (bug, check) in [
+        (Bug::NoLimit, "messages_limit"),
+        (Bug::NewestFirst, "threads_per_tenant"),
+        (
+            Bug::EveryRunResumable,
+            "resumable_runs_lists_expired_or_released_only",
+        ),
+        (Bug::RenewIgnored, "renew_extends_the_lease"),
+    ] {
+        let message = failure_of(bug).await;
+        assert!(
+            message.contains(&format!("  {check}: ")),
+            "the failure names {check}: {message}"
+        );
+        assert!(
+            !message.contains("  thread_exists: "),
+            "checks the bug does not touch pass: {message}"
+        );
+    }
+}
+
+#[test]
+fn every_check_has_a_distinct_name() {
+    let names: Vec<_> = checks::<MemoryStore>()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len());
+    assert!(names.len() >= 18);
+}

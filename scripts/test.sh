@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole test suite, PostgreSQL backend included: starts a throwaway PostgreSQL 15
+# (scripts/pg.sh), runs `cargo test --workspace "$@"` against it, and stops it on exit (also
+# when the tests fail or are interrupted). Exits with cargo's status.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+# A state file of this run's own: another run's server is not this one's.
+export AGBOSS_PG_STATE="${AGBOSS_PG_STATE:-$ROOT/target/pg-test/state.$$}"
+
+cleanup() { bash "$ROOT/scripts/pg.sh" stop || true; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+exports="$(bash "$ROOT/scripts/pg.sh" start)"
+eval "$exports"
+[[ -n ${AGBOSS_TEST_POSTGRES_URL:-} ]] || {
+    echo "test.sh: scripts/pg.sh start gave no AGBOSS_TEST_POSTGRES_URL" >&2
+    exit 1
+}
+echo "test.sh: AGBOSS_TEST_POSTGRES_URL=$AGBOSS_TEST_POSTGRES_URL" >&2
+
+status=0
+cargo test --workspace "$@" || status=$?
+exit "$status"
