@@ -1,0 +1,146 @@
+//! The child process of the kill test (`tests/kill.rs`): a scripted support conversation over a
+//! durable store, killed with SIGKILL by the test in the middle of its run and resumed by a
+//! second process.
+//!
+//! `journal-child crash <store> <schema> <counter-file> <run-id>` starts the run on thread `t1`
+//! of tenant `acme`: the model asks for a refund, the refund tool appends a line to
+//! `<counter-file>` (outside the process), and the model then stalls; once every step before
+//! the stall is journaled the child prints `STALLED` and waits to be killed.
+//!
+//! `journal-child resume <store> <schema> <counter-file> <run-id>` takes the run over (after the
+//! dead worker's lease expires) and prints `ANSWER <text>`, `REPLAYED <steps>` and
+//! `MESSAGES <thread length>`.
+//!
+//! `<store>` is `sqlite:<path>` or a `postgres://` URL (`<schema>` then names the schema).
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agboss_core::dto::Dto;
+use agboss_core::engine::{RunContext, RunError, Target};
+use agboss_core::model::SharedChatModel;
+use agboss_core::store::{NewThread, PostgresStore, SharedStore, SqliteStore, StoreError};
+use agboss_core::{App, ToolError, ToolHandler, agent, injectable, tool};
+use agboss_testing::scripted::{ScriptedModel, Turn};
+use serde_json::json;
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct KcOrderDto {
+    #[text(prompt = "The order id")]
+    pub order_id: String,
+}
+
+/// The file the refund tool appends to: the count of refunds, kept outside the process.
+#[injectable(provided)]
+pub struct KcCounter(std::path::PathBuf);
+
+#[tool(name = "kc-refund-tool", description = "Refunds an order", input = KcOrderDto,
+       output = KcOrderDto, deps = [KcCounter])]
+pub struct KcRefundTool {
+    counter: Arc<KcCounter>,
+}
+
+impl ToolHandler<KcOrderDto, KcOrderDto> for KcRefundTool {
+    async fn run(&self, input: KcOrderDto) -> Result<KcOrderDto, ToolError> {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.counter.0)?;
+        writeln!(file, "refund {}", input.order_id)?;
+        file.sync_all()?;
+        Ok(input)
+    }
+}
+
+#[agent(name = "kc-desk-agent", description = "Refunds orders", instructions = "Help.",
+        tools = [KcRefundTool])]
+pub struct KcDeskAgent;
+
+async fn open(url: &str, schema: &str) -> Result<SharedStore, StoreError> {
+    Ok(match url.strip_prefix("sqlite:") {
+        Some(path) => SharedStore::new(SqliteStore::open(path).await?),
+        None => SharedStore::new(PostgresStore::connect_with_schema(url, schema).await?),
+    })
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [mode, url, schema, counter, run_id] = args.as_slice() else {
+        eprintln!("usage: journal-child <crash|resume> <store> <schema> <counter-file> <run-id>");
+        return ExitCode::from(2);
+    };
+    match run(mode, url, schema, counter, run_id).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("journal-child {mode}: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(
+    mode: &str,
+    url: &str,
+    schema: &str,
+    counter: &str,
+    run_id: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let store = open(url, schema).await?;
+    let model = Arc::new(match mode {
+        "crash" => ScriptedModel::new([Turn::tool_call(
+            "kc-refund-tool",
+            json!({ "orderId": "ACME-7" }),
+        )])
+        .hang_when_exhausted(),
+        _ => ScriptedModel::new([Turn::text("Refund done.")]),
+    });
+    let app = App::builder()
+        .agent::<KcDeskAgent>()
+        .provide(KcCounter(counter.into()))
+        .shared_model(Arc::clone(&model) as SharedChatModel)
+        .store(store)
+        .worker_id(format!("{mode}-{}", std::process::id()))
+        .lease_ttl(Duration::from_millis(600))
+        .build()?;
+    let ctx = RunContext::new().tenant("acme");
+    if mode == "crash" {
+        app.threads("acme")
+            .create(NewThread::new().id("t1"))
+            .await?;
+        let run = app.execute(
+            Target::agent::<KcDeskAgent>(),
+            "Please refund ACME-7",
+            ctx.thread("t1").run_id(run_id),
+        );
+        let stalled = async {
+            // The model is asked for its second turn only once the first turn, the call's start
+            // and its observation are journaled.
+            while model.request_count() < 2 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            println!("STALLED");
+            std::io::stdout().flush().ok();
+            std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            out = run => return Err(format!("the run was meant to stall: {out:?}").into()),
+            () = stalled => unreachable!(),
+        }
+    }
+    let out = loop {
+        match app.resume_run(run_id, ctx.clone()).await {
+            // The killed worker's lease has not expired yet.
+            Err(RunError::Store(StoreError::LeaseHeld { .. })) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => break other?,
+        }
+    };
+    let messages = app.threads("acme").messages("t1").await?;
+    println!("ANSWER {}", out.text);
+    println!("REPLAYED {}", out.replayed_steps);
+    println!("MESSAGES {}", messages.len());
+    Ok(())
+}

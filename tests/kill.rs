@@ -1,0 +1,121 @@
+//! The kill test: a real child process runs a scripted conversation over SQLite and over
+//! PostgreSQL, is killed with SIGKILL after its tool call completed and before its run ended,
+//! and a second process resumes the run. A counter kept outside both processes (a file the
+//! tool appends to) proves the tool ran exactly once, and the conversation completes.
+use std::io::{BufRead as _, BufReader};
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const CHILD: &str = env!("CARGO_BIN_EXE_journal-child");
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "agboss-kill-{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The PostgreSQL server of the tests (`bash scripts/test.sh` starts one); a missing one fails
+/// the test in CI and skips it elsewhere.
+fn pg_url() -> Option<String> {
+    match std::env::var("AGBOSS_TEST_POSTGRES_URL") {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!(
+                "AGBOSS_TEST_POSTGRES_URL is not set: CI runs the PostgreSQL tests (bash scripts/test.sh)"
+            )
+        }
+        _ => {
+            eprintln!("skipped: AGBOSS_TEST_POSTGRES_URL not set (run bash scripts/test.sh)");
+            None
+        }
+    }
+}
+
+fn refunds(counter: &Path) -> usize {
+    std::fs::read_to_string(counter)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
+fn kill_and_resume(store: &str, schema: &str, dir: &Path) {
+    let counter = dir.join("refunds.txt");
+    let counter = counter.to_str().unwrap();
+    let mut child = Command::new(CHILD)
+        .args(["crash", store, schema, counter, "run-kill"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the child");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    let line = rx.recv_timeout(Duration::from_secs(60));
+    assert_eq!(
+        line.as_deref(),
+        Ok("STALLED"),
+        "the child did not reach its stall"
+    );
+    assert_eq!(
+        refunds(Path::new(counter)),
+        1,
+        "the tool ran before the kill"
+    );
+
+    child.kill().expect("SIGKILL the child");
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(9), "killed by SIGKILL: {status:?}");
+
+    let resumed = Command::new(CHILD)
+        .args(["resume", store, schema, counter, "run-kill"])
+        .output()
+        .expect("run the resuming child");
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert!(
+        resumed.status.success(),
+        "resume failed: {stdout}\n{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert!(stdout.contains("ANSWER Refund done."), "{stdout}");
+    assert!(stdout.contains("REPLAYED 3"), "{stdout}");
+    // The input, the tool call, its observation, the final answer.
+    assert!(stdout.contains("MESSAGES 4"), "{stdout}");
+    assert_eq!(
+        refunds(Path::new(counter)),
+        1,
+        "the refund ran exactly once"
+    );
+}
+
+#[test]
+fn a_killed_run_resumes_on_sqlite_and_its_tool_runs_exactly_once() {
+    let dir = scratch("sqlite");
+    let db = dir.join("agboss.db");
+    kill_and_resume(&format!("sqlite:{}", db.display()), "-", &dir);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_killed_run_resumes_on_postgres_and_its_tool_runs_exactly_once() {
+    let Some(url) = pg_url() else {
+        return;
+    };
+    let dir = scratch("postgres");
+    let schema = format!("kill_{}", std::process::id());
+    kill_and_resume(&url, &schema, &dir);
+    let _ = std::fs::remove_dir_all(dir);
+}
