@@ -26,8 +26,10 @@ pub fn derive_dto(input: TokenStream) -> TokenStream {
 }
 
 /// Declares a tool: `name`, `description`, `input`, `output` (required); `max_result_size`,
-/// `timeout_ms` (bounds `run`), `tool_interceptors`, `exclude_tool_interceptors`,
-/// `pii_policies`, `deps`. See `agboss_core::contract::tool` and the README.
+/// `max_input_size`, `timeout_ms` (bounds `run`), `idempotent` (a flag: a resumed run may rerun
+/// a call whose end was never journaled, with the same idempotency key), `tool_interceptors`,
+/// `exclude_tool_interceptors`, `pii_policies`, `deps`. See `agboss_core::contract::tool` and
+/// the README.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
