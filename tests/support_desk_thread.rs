@@ -42,17 +42,23 @@ async fn the_demo_conversation_keeps_its_thread_across_two_turns_on_sqlite() {
         .store(SqliteStore::open(dir.join("demo.db")).await.unwrap())
         .build()
         .unwrap();
-    let flow = Flow::new().router::<SupportRouter>().on_error(|err, _| {
-        match err.as_blocked() {
-            Some(_) => Ok(Recovery::Output("A colleague will review the refund.".into())),
+    let flow = Flow::new()
+        .router::<SupportRouter>()
+        .on_error(|err, _| match err.as_blocked() {
+            Some(_) => Ok(Recovery::Output(
+                "A colleague will review the refund.".into(),
+            )),
             None => Err(err),
-        }
-    });
+        });
     let thread = app.threads("acme").create(NewThread::new()).await.unwrap();
     let ctx = || RunContext::new().tenant("acme").thread(&thread.id);
     let target = || Target::workflow_with::<SupportWorkflow>(flow.clone());
     let first = app
-        .execute(target(), "Order 42 arrived broken, refund it in full.", ctx())
+        .execute(
+            target(),
+            "Order 42 arrived broken, refund it in full.",
+            ctx(),
+        )
         .await
         .unwrap();
     assert_eq!(first.text, "A colleague will review the refund.");
@@ -72,8 +78,16 @@ async fn the_demo_conversation_keeps_its_thread_across_two_turns_on_sqlite() {
         .filter_map(Message::text)
         .collect();
     assert_eq!(tool_texts.len(), 2, "{tool_texts:?}");
-    assert!(tool_texts[0].contains("\"amountCents\":12500"), "{}", tool_texts[0]);
-    assert!(tool_texts[1].contains("no recorded result"), "{}", tool_texts[1]);
+    assert!(
+        tool_texts[0].contains("\"amountCents\":12500"),
+        "{}",
+        tool_texts[0]
+    );
+    assert!(
+        tool_texts[1].contains("no recorded result"),
+        "{}",
+        tool_texts[1]
+    );
     assert_eq!(
         req.messages.last(),
         Some(&Message::user("Then refund just the broken part, 40.00."))
@@ -86,8 +100,15 @@ async fn the_demo_conversation_keeps_its_thread_across_two_turns_on_sqlite() {
     assert_eq!(
         roles,
         [
-            "user", "assistant", "tool", "assistant", "assistant", // turn 1
-            "user", "assistant", "tool", "assistant", // turn 2
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "assistant", // turn 1
+            "user",
+            "assistant",
+            "tool",
+            "assistant", // turn 2
         ]
     );
     assert_eq!(

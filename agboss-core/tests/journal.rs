@@ -181,6 +181,29 @@ async fn a_thread_carries_history_across_runs_and_records_every_message() {
     assert_eq!(stored[4].message, Message::user("what did you do?"));
     assert_eq!(stored[5].run_id, second.run_id);
     assert_eq!(ledger.runs(), 1);
+
+    // The first run's journal: each step in order, the call with its decision and output.
+    let steps = store.steps("acme", &first.run_id).await.unwrap();
+    let kinds: Vec<&str> = steps.iter().map(|s| s.entry.kind()).collect();
+    assert_eq!(
+        kinds,
+        ["model_turn", "tool_started", "tool_finished", "model_turn"]
+    );
+    match &steps[2].entry {
+        agboss_core::store::StepEntry::ToolFinished {
+            key,
+            decision,
+            content,
+            is_error,
+            ..
+        } => {
+            assert_eq!(key, "tool:0:call_1");
+            assert_eq!(decision, "allowed");
+            assert!(content.contains("refunded ACME-1"));
+            assert!(!is_error);
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]

@@ -107,7 +107,10 @@ fn bench_append(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         ("memory", SharedStore::new(MemoryStore::new())),
         (
             "sqlite",
-            SharedStore::new(rt.block_on(SqliteStore::open(scratch_db("append"))).unwrap()),
+            SharedStore::new(
+                rt.block_on(SqliteStore::open(scratch_db("append")))
+                    .unwrap(),
+            ),
         ),
     ];
     if pg_url().is_some() {
@@ -118,12 +121,9 @@ fn bench_append(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     }
     for (name, store) in stores {
         let (lease, thread) = rt.block_on(async {
-            let thread = store
-                .create_thread("acme", NewThread::new())
-                .await
-                .unwrap();
-            let run = NewRun::new("acme", format!("append-{name}"), "jb-agent", "hi")
-                .thread(&thread.id);
+            let thread = store.create_thread("acme", NewThread::new()).await.unwrap();
+            let run =
+                NewRun::new("acme", format!("append-{name}"), "jb-agent", "hi").thread(&thread.id);
             let (_, lease) = store
                 .begin_run(run, "bench", DEFAULT_LEASE_TTL)
                 .await
@@ -135,13 +135,17 @@ fn bench_append(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
             key: "tool:0:c1".into(),
             call_id: "c1".into(),
             tool: "jb-lookup-tool".into(),
+            decision: "allowed".into(),
             content: r#"{"orderId":"ACME-42"}"#.into(),
             is_error: false,
             truncated: false,
         };
         let messages = [Message::tool_result("c1", r#"{"orderId":"ACME-42"}"#)];
         group.bench_function(name, |b| {
-            b.iter(|| rt.block_on(store.append(&lease, &entry, &messages)).unwrap())
+            b.iter(|| {
+                rt.block_on(store.append(&lease, &entry, &messages))
+                    .unwrap()
+            })
         });
     }
     group.finish();
@@ -157,7 +161,8 @@ fn bench_resume(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         (
             "sqlite",
             Arc::new(FlakyStore::new(SharedStore::new(
-                rt.block_on(SqliteStore::open(scratch_db("resume"))).unwrap(),
+                rt.block_on(SqliteStore::open(scratch_db("resume")))
+                    .unwrap(),
             ))),
         ),
     ];

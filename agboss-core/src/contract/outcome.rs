@@ -67,6 +67,25 @@ pub enum CallDecision {
     },
 }
 
+impl CallDecision {
+    /// A short stable name: `allowed`, `replied_to_model`, `blocked`, `guard_failed`,
+    /// `rejected` (what the run journal records).
+    ///
+    /// ```
+    /// use agboss_core::CallDecision;
+    /// assert_eq!(CallDecision::Allowed.label(), "allowed");
+    /// ```
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Allowed => "allowed",
+            Self::RepliedToModel { .. } => "replied_to_model",
+            Self::Blocked { .. } => "blocked",
+            Self::GuardFailed { .. } => "guard_failed",
+            Self::Rejected { .. } => "rejected",
+        }
+    }
+}
+
 /// Which part of a call failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -239,7 +239,7 @@ impl Engine {
         turn: u32,
     ) -> Result<Observation, RunError> {
         let Some(journal) = &self.journal else {
-            return self.call_tool(step, policy, callbacks, call, None).await;
+            return Ok(self.call_tool(step, policy, callbacks, call, None).await?.0);
         };
         let key = tool_key(turn, &call.id);
         let idempotency_key = match journal.tool_state(&key) {
@@ -260,11 +260,11 @@ impl Engine {
                 idempotency_key
             }
         };
-        let obs = self
+        let (obs, decision) = self
             .call_tool(step, policy, callbacks, call, Some(&idempotency_key))
             .await?;
         journal
-            .record_tool_finished(&key, &call.id, &call.name, &obs, true)
+            .record_tool_finished(&key, &call.id, &call.name, decision, &obs, true)
             .await?;
         Ok(obs)
     }
@@ -277,7 +277,7 @@ impl Engine {
         callbacks: &[SharedToolCallback],
         call: &ToolCallRequest,
         idempotency_key: Option<&str>,
-    ) -> Result<Observation, RunError> {
+    ) -> Result<(Observation, &'static str), RunError> {
         let policy = self
             .ctx
             .tool_errors
@@ -323,7 +323,8 @@ impl Engine {
         self.observed(step, call, outcome, policy, &|t| callback.mask_for_model(t))
     }
 
-    /// Reads an outcome with the observation policy and reports it as events.
+    /// Reads an outcome with the observation policy and reports it as events; returns the
+    /// observation with the decision's label.
     fn observed(
         &self,
         step: &str,
@@ -331,7 +332,7 @@ impl Engine {
         outcome: CallOutcome,
         policy: ToolErrorPolicy,
         mask: &dyn Fn(&str) -> std::borrow::Cow<'_, str>,
-    ) -> Result<Observation, RunError> {
+    ) -> Result<(Observation, &'static str), RunError> {
         let observed = observe(&call.name, &call.id, outcome, Reader::Model(policy), mask);
         match &observed.verdict {
             Ok(obs) if obs.is_error => {
@@ -346,6 +347,7 @@ impl Engine {
             }
         }
         let decision = observed.decision;
+        let label = decision.label();
         self.emit(|| RunEvent::ToolCallDecision {
             step: step.to_string(),
             call_id: call.id.clone(),
@@ -371,7 +373,7 @@ impl Engine {
                     is_error: obs.is_error,
                     truncated: obs.truncated,
                 });
-                Ok(obs)
+                Ok((obs, label))
             }
             Err(err) => Err(StepFailedError::from_tool_call(step, err).into()),
         }

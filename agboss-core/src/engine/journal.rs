@@ -299,12 +299,14 @@ impl RunJournal {
         Ok(())
     }
 
-    /// Records the tool call's observation; a `visible` one goes to the thread too.
+    /// Records the tool call's decision and observation; a `visible` one goes to the thread
+    /// too.
     pub(crate) async fn record_tool_finished(
         &self,
         key: &str,
         call_id: &str,
         tool: &str,
+        decision: &str,
         obs: &Observation,
         visible: bool,
     ) -> Result<(), RunError> {
@@ -312,6 +314,7 @@ impl RunJournal {
             key: key.to_string(),
             call_id: call_id.to_string(),
             tool: tool.to_string(),
+            decision: decision.to_string(),
             content: obs.content.clone(),
             is_error: obs.is_error,
             truncated: obs.truncated,
@@ -448,6 +451,7 @@ pub(crate) async fn resolve_in_doubt(
                     key: key.clone(),
                     call_id: call_id.to_string(),
                     tool,
+                    decision: "resolved".to_string(),
                     content: obs.content.clone(),
                     is_error,
                     truncated: false,

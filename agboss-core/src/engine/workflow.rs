@@ -473,6 +473,7 @@ impl Engine {
                     callback.mask_for_model(t)
                 });
                 let decision = observed.decision;
+                let label = decision.label();
                 self.emit(|| RunEvent::ToolCallDecision {
                     step: name.to_string(),
                     call_id: call_id.to_string(),
@@ -491,7 +492,7 @@ impl Engine {
                         });
                         if let Some((journal, key, _)) = &journaled {
                             journal
-                                .record_tool_finished(key, call_id, name, &obs, false)
+                                .record_tool_finished(key, call_id, name, label, &obs, false)
                                 .await?;
                         }
                         Ok(obs.content)

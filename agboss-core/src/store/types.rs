@@ -275,6 +275,9 @@ pub enum StepEntry {
         call_id: String,
         /// The tool.
         tool: String,
+        /// What the guard decided ([`CallDecision::label`](crate::CallDecision::label)).
+        #[serde(default)]
+        decision: String,
         /// The observation.
         content: String,
         /// Whether the observation reports an error.

@@ -145,6 +145,7 @@ pub(crate) fn step(key: &str) -> StepEntry {
         key: key.to_string(),
         call_id: format!("call-{key}"),
         tool: "lookup".into(),
+        decision: "allowed".into(),
         content: format!("observation of {key}"),
         is_error: false,
         truncated: false,
