@@ -6,7 +6,7 @@ use std::time::Duration;
 use agboss_core::model::Message;
 use agboss_core::store::{
     JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, StepEntry, StoreError, ThreadInfo,
-    ThreadMessage, ThreadStore,
+    ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketState,
 };
 
 /// Wraps a store; [`FlakyStore::fail_all`] makes every operation fail with a backend error,
@@ -160,5 +160,39 @@ impl<S: ThreadStore> ThreadStore for FlakyStore<S> {
     async fn release(&self, lease: &Lease) -> Result<(), StoreError> {
         self.check("release")?;
         self.inner.release(lease).await
+    }
+    async fn create_ticket(&self, lease: &Lease, ticket: &Ticket) -> Result<(), StoreError> {
+        self.check_write("create_ticket", false)?;
+        self.inner.create_ticket(lease, ticket).await
+    }
+    async fn ticket(&self, tenant: &str, ticket_id: &str) -> Result<Ticket, StoreError> {
+        self.check("ticket")?;
+        self.inner.ticket(tenant, ticket_id).await
+    }
+    async fn run_tickets(&self, tenant: &str, run_id: &str) -> Result<Vec<Ticket>, StoreError> {
+        self.check("run_tickets")?;
+        self.inner.run_tickets(tenant, run_id).await
+    }
+    async fn decide_ticket(
+        &self,
+        tenant: &str,
+        ticket_id: &str,
+        decision: &TicketDecision,
+        now_ms: i64,
+    ) -> Result<Ticket, StoreError> {
+        self.check("decide_ticket")?;
+        self.inner
+            .decide_ticket(tenant, ticket_id, decision, now_ms)
+            .await
+    }
+    async fn advance_ticket(
+        &self,
+        lease: &Lease,
+        ticket_id: &str,
+        from: TicketState,
+        to: TicketState,
+    ) -> Result<Ticket, StoreError> {
+        self.check_write("advance_ticket", false)?;
+        self.inner.advance_ticket(lease, ticket_id, from, to).await
     }
 }

@@ -1,4 +1,5 @@
 //! [`StoreError`]: what a [`ThreadStore`](super::ThreadStore) operation can fail with.
+use super::ticket::TicketState;
 use crate::error::BoxError;
 
 /// Why a store operation failed. Foreign data is never told apart from missing data: a tenant
@@ -61,6 +62,37 @@ pub enum StoreError {
         /// The stale fencing token.
         token: i64,
     },
+    /// No ticket of that id for this tenant.
+    #[error("no ticket `{ticket_id}` for this tenant")]
+    TicketNotFound {
+        /// The ticket id.
+        ticket_id: String,
+    },
+    /// A ticket of that id already exists for this tenant.
+    #[error("ticket `{ticket_id}` already exists")]
+    TicketExists {
+        /// The ticket id.
+        ticket_id: String,
+    },
+    /// The ticket expired before it was decided.
+    #[error("ticket `{ticket_id}` expired at {expires_at_ms} (ms since the epoch)")]
+    TicketExpired {
+        /// The ticket id.
+        ticket_id: String,
+        /// When it expired.
+        expires_at_ms: i64,
+    },
+    /// The ticket is not in the state the operation needs (decided already, consumed by
+    /// another resume, superseded): nothing was changed.
+    #[error("ticket `{ticket_id}` is {found:?}, not {expected:?}")]
+    TicketState {
+        /// The ticket id.
+        ticket_id: String,
+        /// The state the operation needs.
+        expected: TicketState,
+        /// The state it is in.
+        found: TicketState,
+    },
     /// A stored row has an encoding version this build does not know. Nothing is overwritten.
     #[error("a stored {what} has format {found}; this build reads format {supported}")]
     UnknownFormat {
@@ -88,6 +120,13 @@ pub enum StoreError {
         /// The cause.
         #[source]
         source: Option<BoxError>,
+    },
+    /// The backend does not implement this operation (a custom store without approval
+    /// tickets): whatever needed it does not happen.
+    #[error("this store does not support {operation}")]
+    Unsupported {
+        /// The operation.
+        operation: &'static str,
     },
     /// The backend failed (connection lost, disk full, ...). The operation did not happen.
     #[error("store backend failed during {operation}")]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::types::{now_ms, random_id};
 use super::{
     JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, RunStatus, StepEntry, StoreError,
-    ThreadInfo, ThreadMessage, ThreadStore,
+    ThreadInfo, ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketState,
 };
 use crate::model::Message;
 
@@ -35,6 +35,7 @@ struct State {
     next_order: u64,
     threads: HashMap<(String, String), Thread>,
     runs: HashMap<(String, String), Run>,
+    tickets: HashMap<(String, String), (u64, Ticket)>,
 }
 
 #[derive(Debug)]
@@ -175,6 +176,9 @@ impl ThreadStore for MemoryStore {
         state.runs.retain(|_, r| {
             !(r.record.tenant == tenant && r.record.thread_id.as_deref() == Some(thread_id))
         });
+        state
+            .tickets
+            .retain(|_, (_, t)| !(t.tenant == tenant && t.thread_id.as_deref() == Some(thread_id)));
         Ok(())
     }
 
@@ -387,6 +391,108 @@ impl ThreadStore for MemoryStore {
         run.record.lease_worker = None;
         run.record.lease_expires_at_ms = None;
         Ok(())
+    }
+
+    async fn create_ticket(&self, lease: &Lease, ticket: &Ticket) -> Result<(), StoreError> {
+        let mut state = self.state();
+        state.leased(lease)?;
+        let k = key(&lease.tenant, &ticket.id);
+        if state.tickets.contains_key(&k) {
+            return Err(StoreError::TicketExists {
+                ticket_id: ticket.id.clone(),
+            });
+        }
+        state.next_order += 1;
+        let mut ticket = ticket.clone();
+        ticket.tenant = lease.tenant.clone();
+        ticket.run_id = lease.run_id.clone();
+        let order = state.next_order;
+        state.tickets.insert(k, (order, ticket));
+        Ok(())
+    }
+
+    async fn ticket(&self, tenant: &str, ticket_id: &str) -> Result<Ticket, StoreError> {
+        self.state()
+            .tickets
+            .get(&key(tenant, ticket_id))
+            .map(|(_, t)| t.clone())
+            .ok_or_else(|| StoreError::TicketNotFound {
+                ticket_id: ticket_id.to_string(),
+            })
+    }
+
+    async fn run_tickets(&self, tenant: &str, run_id: &str) -> Result<Vec<Ticket>, StoreError> {
+        let state = self.state();
+        let mut tickets: Vec<_> = state
+            .tickets
+            .values()
+            .filter(|(_, t)| t.tenant == tenant && t.run_id == run_id)
+            .cloned()
+            .collect();
+        tickets.sort_by_key(|(order, _)| *order);
+        Ok(tickets.into_iter().map(|(_, t)| t).collect())
+    }
+
+    async fn decide_ticket(
+        &self,
+        tenant: &str,
+        ticket_id: &str,
+        decision: &TicketDecision,
+        now_ms: i64,
+    ) -> Result<Ticket, StoreError> {
+        let mut state = self.state();
+        let (_, ticket) = state
+            .tickets
+            .get_mut(&key(tenant, ticket_id))
+            .ok_or_else(|| StoreError::TicketNotFound {
+                ticket_id: ticket_id.to_string(),
+            })?;
+        if ticket.state != TicketState::Pending {
+            return Err(StoreError::TicketState {
+                ticket_id: ticket_id.to_string(),
+                expected: TicketState::Pending,
+                found: ticket.state,
+            });
+        }
+        if now_ms >= ticket.expires_at_ms {
+            return Err(StoreError::TicketExpired {
+                ticket_id: ticket_id.to_string(),
+                expires_at_ms: ticket.expires_at_ms,
+            });
+        }
+        ticket.state = TicketState::Decided;
+        ticket.decision = Some(decision.clone());
+        Ok(ticket.clone())
+    }
+
+    async fn advance_ticket(
+        &self,
+        lease: &Lease,
+        ticket_id: &str,
+        from: TicketState,
+        to: TicketState,
+    ) -> Result<Ticket, StoreError> {
+        let mut state = self.state();
+        state.leased(lease)?;
+        let not_found = || StoreError::TicketNotFound {
+            ticket_id: ticket_id.to_string(),
+        };
+        let (_, ticket) = state
+            .tickets
+            .get_mut(&key(&lease.tenant, ticket_id))
+            .ok_or_else(not_found)?;
+        if ticket.run_id != lease.run_id {
+            return Err(not_found());
+        }
+        if ticket.state != from {
+            return Err(StoreError::TicketState {
+                ticket_id: ticket_id.to_string(),
+                expected: from,
+                found: ticket.state,
+            });
+        }
+        ticket.state = to;
+        Ok(ticket.clone())
     }
 }
 

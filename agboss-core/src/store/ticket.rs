@@ -1,0 +1,136 @@
+//! Approval tickets: a gated tool call waiting for a human decision, bound to the exact call.
+use serde::{Deserialize, Serialize};
+
+use super::error::StoreError;
+
+/// Where a ticket is. Moves only forward, by compare-and-swap:
+/// `Pending → Decided → Executing → Completed`, or `Pending → Superseded` when the call's
+/// policy changed before anyone decided (a new ticket is requested instead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TicketState {
+    /// Waiting for a decision.
+    Pending,
+    /// Decided; the decision is not consumed yet.
+    Decided,
+    /// A resumed run consumed the decision and is executing the call.
+    Executing,
+    /// The call's outcome is journaled.
+    Completed,
+    /// Replaced by a new ticket (the call's resolved chain changed); cannot be decided.
+    Superseded,
+}
+
+impl TicketState {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Decided => "decided",
+            Self::Executing => "executing",
+            Self::Completed => "completed",
+            Self::Superseded => "superseded",
+        }
+    }
+    /// Parses a stored name.
+    pub fn parse(s: &str) -> Result<Self, StoreError> {
+        Ok(match s {
+            "pending" => Self::Pending,
+            "decided" => Self::Decided,
+            "executing" => Self::Executing,
+            "completed" => Self::Completed,
+            "superseded" => Self::Superseded,
+            other => {
+                return Err(StoreError::Corrupt {
+                    what: "ticket state".into(),
+                    detail: format!("unknown state `{other}`"),
+                });
+            }
+        })
+    }
+}
+
+/// What a human decided about a ticket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TicketDecision {
+    /// Run the call as requested.
+    Approved {
+        /// Who decided.
+        by: String,
+    },
+    /// Do not run it; `message` is the call's observation and the run goes on.
+    Rejected {
+        /// Who decided.
+        by: String,
+        /// What the model reads.
+        message: String,
+    },
+    /// Run it with another input (which passes the before chain again).
+    Edited {
+        /// Who decided.
+        by: String,
+        /// The new input, as JSON text.
+        input: String,
+    },
+}
+
+impl TicketDecision {
+    /// Who decided.
+    pub fn approver(&self) -> &str {
+        match self {
+            Self::Approved { by } | Self::Rejected { by, .. } | Self::Edited { by, .. } => by,
+        }
+    }
+    /// The JSON a backend stores.
+    pub fn encode(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| unreachable!("decisions serialize"))
+    }
+    /// Decodes a stored decision.
+    pub fn decode(json: &str) -> Result<Self, StoreError> {
+        serde_json::from_str(json).map_err(|e| StoreError::Corrupt {
+            what: "ticket decision".into(),
+            detail: e.to_string(),
+        })
+    }
+}
+
+/// A gated call waiting for (or past) a human decision. It binds the exact call: its run,
+/// journal step and call id, its tool, the canonical JSON of its validated input and that
+/// text's SHA-256, and the digest of the call's resolved chain (the policy it was checked
+/// under).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Ticket {
+    /// The ticket id, unique within its tenant.
+    pub id: String,
+    /// The requesting tenant.
+    pub tenant: String,
+    /// The run's thread, if any.
+    pub thread_id: Option<String>,
+    /// The run.
+    pub run_id: String,
+    /// The call's journal key.
+    pub step_key: String,
+    /// The call id.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The approval channel.
+    pub channel: String,
+    /// Canonical JSON of the validated input.
+    pub input: String,
+    /// SHA-256 of `input`, hex.
+    pub fingerprint: String,
+    /// Digest of the call's resolved chain when the ticket was made.
+    pub chain_digest: String,
+    /// Where it is.
+    pub state: TicketState,
+    /// The decision, once decided.
+    pub decision: Option<TicketDecision>,
+    /// Creation time, ms since the epoch.
+    pub created_at_ms: i64,
+    /// After this, it cannot be decided, ms since the epoch.
+    pub expires_at_ms: i64,
+}
