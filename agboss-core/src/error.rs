@@ -118,6 +118,13 @@ handler_error! {
     InterceptorError
 }
 
+handler_error! {
+    /// The error an approval channel's `notify` or `authorize` returns. It never lets a call
+    /// through: a failed `notify` leaves the ticket pending, a failed `authorize` refuses the
+    /// approver. Like [`ToolError`], it dereferences to `dyn Error + Send + Sync`.
+    ChannelError
+}
+
 /// A dependency that could not be provided.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

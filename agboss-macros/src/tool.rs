@@ -81,6 +81,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 max_input_size: #max_input,
                 timeout_ms: #timeout,
                 idempotent: #idempotent,
+                approval: ::core::option::Option::None,
+                approval_when: ::core::option::Option::None,
                 tool_interceptors: #attach,
                 exclude_tool_interceptors: #exclude,
                 pii_policies: #pii_policies,

@@ -4,9 +4,11 @@
 //! ([`chain::Chain`]) and ends with ([`outcome::CallOutcome`]).
 //!
 //! Nothing here depends on the layers above (pipeline, cascade, callbacks, engine, app); only on
-//! the leaves [`crate::dto`], [`crate::di`], [`crate::error`] and [`crate::pii`].
+//! the leaves [`crate::dto`], [`crate::di`], [`crate::error`], [`crate::pii`] and [`crate::store`]
+//! (the approval ticket a channel reads).
 pub mod agent;
 pub mod chain;
+pub mod channel;
 pub mod interceptor;
 pub mod outcome;
 pub mod pii_policy;

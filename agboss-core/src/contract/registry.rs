@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use super::agent::{AgentMeta, RouterMeta};
+use super::channel::ChannelMeta;
 use super::interceptor::InterceptorMeta;
 use super::pii_policy::PiiPolicyMeta;
 use super::tool::ToolMeta;
@@ -30,6 +31,8 @@ pub enum Registration {
     Application(&'static ApplicationMeta),
     /// A `#[pii_policy]`.
     PiiPolicy(&'static PiiPolicyMeta),
+    /// A `#[channel]`.
+    Channel(&'static ChannelMeta),
 }
 
 inventory::collect!(Registration);
@@ -46,6 +49,7 @@ impl Registration {
             Self::Workflow(_) => "workflow",
             Self::Application(_) => "application",
             Self::PiiPolicy(_) => "pii-policy",
+            Self::Channel(_) => "channel",
         }
     }
     /// The registered name (the type name for services).
@@ -59,6 +63,7 @@ impl Registration {
             Self::Workflow(m) => m.name,
             Self::Application(m) => m.name,
             Self::PiiPolicy(m) => m.name,
+            Self::Channel(m) => m.name,
         }
     }
     /// The description (empty for services).
@@ -72,6 +77,7 @@ impl Registration {
             Self::Workflow(m) => m.description,
             Self::Application(m) => m.description,
             Self::PiiPolicy(m) => m.description,
+            Self::Channel(m) => m.description,
         }
     }
     /// The Rust type name.
@@ -85,6 +91,7 @@ impl Registration {
             Self::Workflow(m) => m.type_name,
             Self::Application(m) => m.type_name,
             Self::PiiPolicy(m) => m.type_name,
+            Self::Channel(m) => m.type_name,
         }
     }
 }

@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::chain::Chain;
+use super::channel::ChannelMeta;
 use super::interceptor::InterceptorMeta;
 use super::outcome::{CallOutcome, Rendered};
 use super::pii_policy::PiiPolicyMeta;
@@ -72,6 +73,13 @@ pub struct ToolMeta {
     /// ([`ExecutionContext::idempotency_key`](crate::ExecutionContext::idempotency_key)) does
     /// its work once, so a resumed run may rerun a call whose end was never recorded.
     pub idempotent: bool,
+    /// `#[tool(approval = SomeChannel)]`: a call that every `before_tool_call` allowed waits
+    /// for a human decision through this channel before it runs.
+    pub approval: Option<&'static ChannelMeta>,
+    /// `#[tool(approval_when = path::to::fn)]`: the approval is needed only when this returns
+    /// `true` for the call's typed input (given as `&dyn Any`; an input of another type needs
+    /// approval). `None`: every call of a tool with a channel needs it.
+    pub approval_when: Option<fn(&dyn Any) -> bool>,
     /// Interceptors attached at the tool.
     pub tool_interceptors: &'static [&'static InterceptorMeta],
     /// Inherited interceptors removed at the tool.

@@ -1,0 +1,150 @@
+//! Human approval channels: [`ApprovalChannel`] (what a `#[channel]` struct implements),
+//! [`ChannelMeta`] and the [`Approver`] who decides.
+//!
+//! A tool names its channel with `#[tool(approval = ManagerChannel)]` (optionally
+//! `approval_when = path::to::fn`, a `fn(&Input) -> bool`). A call of it that every
+//! `before_tool_call` allowed does not run: a ticket bound to the exact call is written to the
+//! thread store, then the channel is told ([`ApprovalChannel::notify`]); the run stops with the
+//! pending ticket until someone the channel authorizes ([`ApprovalChannel::authorize`])
+//! decides, and the run is resumed.
+use std::any::TypeId;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use crate::di::{DepMeta, DiError, Resolver, Services};
+use crate::error::ChannelError;
+use crate::store::Ticket;
+
+/// Who decides a ticket.
+///
+/// ```
+/// use agboss_core::contract::channel::Approver;
+/// let manager = Approver::new("maria").tenant("acme").role("manager");
+/// assert!(manager.has_role("manager"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Approver {
+    /// The approver's id.
+    pub id: String,
+    /// The tenant the approver belongs to, if any.
+    pub tenant: Option<String>,
+    /// The approver's roles.
+    pub roles: Vec<String>,
+}
+
+impl Approver {
+    /// An approver by id.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            ..Self::default()
+        }
+    }
+    /// Of this tenant.
+    pub fn tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = Some(tenant.into());
+        self
+    }
+    /// With this role.
+    pub fn role(mut self, role: impl Into<String>) -> Self {
+        self.roles.push(role.into());
+        self
+    }
+    /// Whether the approver has `role`.
+    pub fn has_role(&self, role: &str) -> bool {
+        self.roles.iter().any(|r| r == role)
+    }
+}
+
+/// What a `#[channel]` struct implements.
+pub trait ApprovalChannel: Send + Sync + 'static {
+    /// A new ticket was stored: tell a human (a webhook, a queue, a console). An error does not
+    /// let the call through: the ticket stays pending and the run still stops for it, with the
+    /// error reported.
+    fn notify(&self, ticket: &Ticket) -> impl Future<Output = Result<(), ChannelError>> + Send;
+    /// Whether `approver` may decide `ticket`. An error or a panic refuses.
+    fn authorize(
+        &self,
+        approver: &Approver,
+        ticket: &Ticket,
+    ) -> impl Future<Output = Result<bool, ChannelError>> + Send;
+}
+
+/// A `#[channel]`: its registration data and constructor (implemented by the macro).
+pub trait Channel: ApprovalChannel + Sized {
+    /// Registration data.
+    const META: &'static ChannelMeta;
+    /// Builds the channel from its dependencies.
+    fn construct(resolver: &Resolver<'_>) -> Result<Self, DiError>;
+}
+
+/// How long a ticket can be decided when the channel sets no `ttl_ms`: 24 hours.
+pub const DEFAULT_TICKET_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// What `#[channel]` generates.
+pub struct ChannelMeta {
+    /// Unique kebab-case name ending in `-channel`.
+    pub name: &'static str,
+    /// What it is for.
+    pub description: &'static str,
+    /// The struct's type name.
+    pub type_name: &'static str,
+    /// The struct's `TypeId`.
+    pub type_id: fn() -> TypeId,
+    /// Its dependencies.
+    pub deps: &'static [DepMeta],
+    /// How long its tickets can be decided, in milliseconds (`None`:
+    /// [`DEFAULT_TICKET_TTL_MS`]).
+    pub ttl_ms: Option<u64>,
+    #[doc(hidden)]
+    pub build: fn(&Services) -> Result<Arc<dyn ErasedChannel>, DiError>,
+}
+
+impl ChannelMeta {
+    /// How long its tickets can be decided, in milliseconds.
+    pub fn ttl_ms(&self) -> u64 {
+        self.ttl_ms.unwrap_or(DEFAULT_TICKET_TTL_MS)
+    }
+}
+
+impl fmt::Debug for ChannelMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// An [`ApprovalChannel`] behind `dyn`.
+#[doc(hidden)]
+pub trait ErasedChannel: Send + Sync {
+    fn notify<'a>(&'a self, ticket: &'a Ticket) -> BoxFuture<'a, Result<(), ChannelError>>;
+    fn authorize<'a>(
+        &'a self,
+        approver: &'a Approver,
+        ticket: &'a Ticket,
+    ) -> BoxFuture<'a, Result<bool, ChannelError>>;
+}
+
+impl<C: ApprovalChannel> ErasedChannel for C {
+    fn notify<'a>(&'a self, ticket: &'a Ticket) -> BoxFuture<'a, Result<(), ChannelError>> {
+        Box::pin(ApprovalChannel::notify(self, ticket))
+    }
+    fn authorize<'a>(
+        &'a self,
+        approver: &'a Approver,
+        ticket: &'a Ticket,
+    ) -> BoxFuture<'a, Result<bool, ChannelError>> {
+        Box::pin(ApprovalChannel::authorize(self, approver, ticket))
+    }
+}
+
+/// Builds channel `C` against the app's services, behind `dyn` (what `ChannelMeta::build`
+/// points at).
+#[doc(hidden)]
+pub fn build_channel<C: Channel>(services: &Services) -> Result<Arc<dyn ErasedChannel>, DiError> {
+    let resolver = Resolver::for_services(services);
+    Ok(Arc::new(C::construct(&resolver)?))
+}
