@@ -15,6 +15,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# runuser and useradd live in sbin, which a non-login PATH may lack.
+PATH="$PATH:/usr/sbin:/sbin"
 STATE="${AGBOSS_PG_STATE:-$ROOT/target/pg-test/state}"
 DB=agboss_test
 SERVICE_USER=agboss-pg
