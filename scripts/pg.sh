@@ -63,7 +63,8 @@ install_postgres() {
 # Runs a command as the server's user.
 as_server() {
     if [[ -n ${RUN_AS:-} ]]; then
-        runuser -u "$RUN_AS" -- "$@"
+        # From /: the server's user may not enter the caller's directory (paths are absolute).
+        (cd / && runuser -u "$RUN_AS" -- "$@")
     else
         "$@"
     fi
