@@ -15,6 +15,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# runuser and useradd live in sbin, which a non-login PATH may lack.
+PATH="$PATH:/usr/sbin:/sbin"
 STATE="${AGBOSS_PG_STATE:-$ROOT/target/pg-test/state}"
 DB=agboss_test
 SERVICE_USER=agboss-pg
@@ -61,7 +63,8 @@ install_postgres() {
 # Runs a command as the server's user.
 as_server() {
     if [[ -n ${RUN_AS:-} ]]; then
-        runuser -u "$RUN_AS" -- "$@"
+        # From /: the server's user may not enter the caller's directory (paths are absolute).
+        (cd / && runuser -u "$RUN_AS" -- "$@")
     else
         "$@"
     fi

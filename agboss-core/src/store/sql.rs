@@ -151,6 +151,25 @@ pub(super) fn lease_of(record: &RunRecord, ttl: Duration) -> Lease {
     }
 }
 
+/// No thread of that id for the tenant.
+pub(super) fn thread_not_found(thread_id: &str) -> StoreError {
+    StoreError::ThreadNotFound {
+        thread_id: thread_id.to_string(),
+    }
+}
+
+/// No run of that id for the tenant.
+pub(super) fn run_not_found(run_id: &str) -> StoreError {
+    StoreError::RunNotFound {
+        run_id: run_id.to_string(),
+    }
+}
+
+/// A step position as returned (stored positions are never negative).
+pub(super) fn step_seq(seq: i64) -> Result<u64, StoreError> {
+    stored_u64("run", seq)
+}
+
 /// The error of a write whose lease is no longer the run's.
 pub(super) fn lease_lost(lease: &Lease) -> StoreError {
     StoreError::LeaseLost {

@@ -8,6 +8,35 @@ use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection, Row};
 use super::StoreError;
 use super::sql::{RunRow, ThreadRow, backend, schema_error};
 
+/// The server's clock, ms since the epoch.
+macro_rules! db_now {
+    () => {
+        "(floor(extract(epoch FROM clock_timestamp()) * 1000))::bigint"
+    };
+}
+/// The server's clock plus the ttl (ms) in parameter `$p`, saturating.
+macro_rules! expiry {
+    ($p:literal) => {
+        concat!(
+            "(LEAST(",
+            db_now!(),
+            ", 9223372036854775807 - ",
+            $p,
+            ") + ",
+            $p,
+            ")"
+        )
+    };
+}
+/// The fence of every leased write: the run is still running and leased to this token and worker.
+macro_rules! fenced {
+    () => {
+        " WHERE tenant = $1 AND run_id = $2 AND status = 'running' AND lease_token = $3 \
+         AND lease_worker = $4"
+    };
+}
+
+mod begin;
 mod ops;
 
 /// The schema migrations of `migrations/postgres`.

@@ -13,8 +13,8 @@ use sqlx::{Postgres, Row, Transaction};
 use super::{PostgresStore, run_row, thread_row};
 use crate::model::Message;
 use crate::store::sql::{
-    backend, journal_step, lease_lost, lease_of, run_columns, sql_limit, sql_u64, thread_columns,
-    thread_message, ttl_ms,
+    backend, journal_step, lease_lost, lease_of, run_columns, run_not_found, sql_limit, sql_u64,
+    step_seq, thread_columns, thread_message, thread_not_found,
 };
 use crate::store::types::{encode_message, random_id};
 use crate::store::{
@@ -22,59 +22,19 @@ use crate::store::{
     StoreError, ThreadInfo, ThreadMessage, ThreadStore,
 };
 
-/// The server's clock, ms since the epoch.
-macro_rules! db_now {
-    () => {
-        "(floor(extract(epoch FROM clock_timestamp()) * 1000))::bigint"
-    };
-}
-/// The server's clock plus the ttl (ms) in parameter `$p`, saturating.
-macro_rules! expiry {
-    ($p:literal) => {
-        concat!(
-            "(LEAST(",
-            db_now!(),
-            ", 9223372036854775807 - ",
-            $p,
-            ") + ",
-            $p,
-            ")"
-        )
-    };
-}
-/// The fence of every leased write: the run is still running and leased to this token and worker.
-macro_rules! fenced {
-    () => {
-        " WHERE tenant = $1 AND run_id = $2 AND status = 'running' AND lease_token = $3 \
-         AND lease_worker = $4"
-    };
-}
-
 const SELECT_THREAD: &str = concat!(
     "SELECT ",
     thread_columns!(),
     " FROM threads WHERE tenant = $1 AND id = $2"
 );
 /// The oldest unfinished run of a thread.
-const RUNNING_RUN_OF_THREAD: &str = "SELECT run_id FROM runs \
+pub(super) const RUNNING_RUN_OF_THREAD: &str = "SELECT run_id FROM runs \
      WHERE tenant = $1 AND thread_id = $2 AND status = 'running' ORDER BY ord LIMIT 1";
 
 /// How often `begin_run` starts over when another worker created or removed the run meanwhile.
 const BEGIN_ATTEMPTS: usize = 5;
 
-fn thread_not_found(thread_id: &str) -> StoreError {
-    StoreError::ThreadNotFound {
-        thread_id: thread_id.to_string(),
-    }
-}
-
-fn run_not_found(run_id: &str) -> StoreError {
-    StoreError::RunNotFound {
-        run_id: run_id.to_string(),
-    }
-}
-
-type Tx = Transaction<'static, Postgres>;
+pub(super) type Tx = Transaction<'static, Postgres>;
 
 impl PostgresStore {
     async fn thread_exists(&self, tenant: &str, thread_id: &str) -> Result<(), StoreError> {
@@ -99,148 +59,8 @@ impl PostgresStore {
             .ok_or_else(|| run_not_found(run_id))
     }
 
-    async fn begin(&self, op: &'static str) -> Result<Tx, StoreError> {
+    pub(super) async fn begin(&self, op: &'static str) -> Result<Tx, StoreError> {
         self.pool.begin().await.map_err(backend(op))
-    }
-
-    /// One attempt at `begin_run`: `None` when the run appeared or vanished under it (another
-    /// worker created or deleted it meanwhile), to start over.
-    async fn try_begin_run(
-        &self,
-        new: &NewRun,
-        worker: &str,
-        ttl: Duration,
-    ) -> Result<Option<RunRecord>, StoreError> {
-        const OP: &str = "begin run";
-        let mut tx = self.begin(OP).await?;
-        // The run's row, locked: of two workers taking over a run, the second waits here and
-        // then sees the first one's lease.
-        let existing = sqlx::query(concat!(
-            "SELECT ",
-            run_columns!(),
-            ", ",
-            db_now!(),
-            " FROM runs WHERE tenant = $1 AND run_id = $2 FOR UPDATE"
-        ))
-        .bind(&new.tenant)
-        .bind(&new.run_id)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(backend(OP))?;
-        if let Some(row) = existing {
-            if let Some(thread_id) = &new.thread_id {
-                sqlx::query("SELECT 1 FROM threads WHERE tenant = $1 AND id = $2")
-                    .bind(&new.tenant)
-                    .bind(thread_id)
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(backend(OP))?
-                    .ok_or_else(|| thread_not_found(thread_id))?;
-            }
-            let now: i64 = row.try_get(13).map_err(backend(OP))?;
-            let run = run_row(&row).map_err(backend(OP))?.into_record()?;
-            if run.status != RunStatus::Running {
-                return Err(StoreError::RunFinished {
-                    run_id: new.run_id.clone(),
-                });
-            }
-            if let (Some(holder), Some(expires_at_ms)) =
-                (&run.lease_worker, run.lease_expires_at_ms)
-                && holder != worker
-                && expires_at_ms > now
-            {
-                return Err(StoreError::LeaseHeld {
-                    run_id: new.run_id.clone(),
-                    expires_at_ms,
-                });
-            }
-            let row = sqlx::query(concat!(
-                "UPDATE runs SET lease_token = lease_token + 1, lease_worker = $3, \
-                 lease_expires_at_ms = $4 WHERE tenant = $1 AND run_id = $2 RETURNING ",
-                run_columns!()
-            ))
-            .bind(&new.tenant)
-            .bind(&new.run_id)
-            .bind(worker)
-            .bind(now.saturating_add(ttl_ms(ttl)))
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(backend(OP))?;
-            let run = run_row(&row).map_err(backend(OP))?.into_record()?;
-            tx.commit().await.map_err(backend(OP))?;
-            return Ok(Some(run));
-        }
-        let mut history_len: i64 = 0;
-        if let Some(thread_id) = &new.thread_id {
-            // The thread's row, locked: one new run of a thread at a time.
-            let row = sqlx::query(
-                "SELECT message_count FROM threads WHERE tenant = $1 AND id = $2 FOR UPDATE",
-            )
-            .bind(&new.tenant)
-            .bind(thread_id)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(backend(OP))?
-            .ok_or_else(|| thread_not_found(thread_id))?;
-            history_len = row.try_get(0).map_err(backend(OP))?;
-            // Created by another worker while this one waited for the thread: start over.
-            if sqlx::query("SELECT 1 FROM runs WHERE tenant = $1 AND run_id = $2")
-                .bind(&new.tenant)
-                .bind(&new.run_id)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(backend(OP))?
-                .is_some()
-            {
-                return Ok(None);
-            }
-            if let Some(row) = sqlx::query(RUNNING_RUN_OF_THREAD)
-                .bind(&new.tenant)
-                .bind(thread_id)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(backend(OP))?
-            {
-                return Err(StoreError::ThreadBusy {
-                    thread_id: thread_id.clone(),
-                    run_id: row.try_get(0).map_err(backend(OP))?,
-                });
-            }
-        }
-        let Some(row) = sqlx::query(concat!(
-            "INSERT INTO runs (tenant, run_id, thread_id, target, input, status, history_len, \
-             steps, lease_worker, lease_expires_at_ms, lease_token, created_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, 'running', $6, 0, $7, ",
-            expiry!("$8"),
-            ", 1, ",
-            db_now!(),
-            ") ON CONFLICT (tenant, run_id) DO NOTHING RETURNING ",
-            run_columns!()
-        ))
-        .bind(&new.tenant)
-        .bind(&new.run_id)
-        .bind(&new.thread_id)
-        .bind(&new.target)
-        .bind(&new.input)
-        .bind(history_len)
-        .bind(worker)
-        .bind(ttl_ms(ttl))
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(backend(OP))?
-        else {
-            // Created by another worker meanwhile: start over.
-            return Ok(None);
-        };
-        let run = run_row(&row).map_err(backend(OP))?.into_record()?;
-        if let Some(thread_id) = &new.thread_id {
-            let input = [Message::user(new.input.clone())];
-            append_messages(&mut tx, &new.tenant, thread_id, &new.run_id, &input)
-                .await
-                .map_err(backend(OP))?;
-        }
-        tx.commit().await.map_err(backend(OP))?;
-        Ok(Some(run))
     }
 
     /// A fenced `UPDATE runs` of `lease`'s run (with `$5` bound to the lease's ttl when
@@ -506,10 +326,7 @@ impl ThreadStore for PostgresStore {
                 .map_err(backend(OP))?;
         }
         tx.commit().await.map_err(backend(OP))?;
-        u64::try_from(seq).map_err(|_| StoreError::Corrupt {
-            what: "run".into(),
-            detail: format!("negative step count {seq}"),
-        })
+        step_seq(seq)
     }
 
     async fn renew(&self, lease: &Lease) -> Result<(), StoreError> {
@@ -579,7 +396,7 @@ fn message_row(row: &PgRow) -> Result<Result<ThreadMessage, StoreError>, sqlx::E
 
 /// Appends `messages` to a thread, at the positions after its last message (the thread's row
 /// lock numbers them).
-async fn append_messages(
+pub(super) async fn append_messages(
     tx: &mut Tx,
     tenant: &str,
     thread_id: &str,

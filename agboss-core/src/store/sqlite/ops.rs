@@ -7,8 +7,8 @@ use sqlx::Row;
 use super::{SqliteStore, run_row, thread_row};
 use crate::model::Message;
 use crate::store::sql::{
-    backend, journal_step, lease_lost, lease_of, run_columns, sql_limit, sql_u64, thread_columns,
-    thread_message, ttl_ms,
+    backend, journal_step, lease_lost, lease_of, run_columns, run_not_found, sql_limit, sql_u64,
+    step_seq, thread_columns, thread_message, thread_not_found, ttl_ms,
 };
 use crate::store::types::{encode_message, now_ms, random_id};
 use crate::store::{
@@ -35,18 +35,6 @@ macro_rules! fenced {
         " WHERE tenant = $1 AND run_id = $2 AND status = 'running' AND lease_token = $3 \
          AND lease_worker = $4"
     };
-}
-
-fn thread_not_found(thread_id: &str) -> StoreError {
-    StoreError::ThreadNotFound {
-        thread_id: thread_id.to_string(),
-    }
-}
-
-fn run_not_found(run_id: &str) -> StoreError {
-    StoreError::RunNotFound {
-        run_id: run_id.to_string(),
-    }
 }
 
 impl SqliteStore {
@@ -435,10 +423,7 @@ impl ThreadStore for SqliteStore {
             .map_err(backend(OP))?;
         }
         w.tx.commit().await.map_err(backend(OP))?;
-        u64::try_from(seq).map_err(|_| StoreError::Corrupt {
-            what: "run".into(),
-            detail: format!("negative step count {seq}"),
-        })
+        step_seq(seq)
     }
 
     async fn renew(&self, lease: &Lease) -> Result<(), StoreError> {
