@@ -283,6 +283,22 @@ pub enum ToolCallError {
         /// The tool's registered name (or type name).
         tool_name: String,
     },
+    /// Every `before_tool_call` allowed; the call needs a human decision through the tool's
+    /// approval channel and did not run. In a run with a store, a ticket is made for it (see
+    /// `RunError::AwaitingApproval`); a direct call carries the ticket in `ticket_id`.
+    #[error("tool `{tool_name}` needs approval through `{channel}`{}", ticket_id.as_deref().map(|t| format!(" (ticket {t})")).unwrap_or_default())]
+    ApprovalRequired {
+        /// The tool's registered name.
+        tool_name: String,
+        /// The approval channel.
+        channel: &'static str,
+        /// Canonical JSON of the validated input.
+        input: String,
+        /// SHA-256 of `input`, hex.
+        fingerprint: String,
+        /// The ticket made for the call, when there is one.
+        ticket_id: Option<String>,
+    },
     /// The output could not be serialized.
     #[error("cannot serialize the output of tool `{tool_name}`: {message}")]
     Serialize {

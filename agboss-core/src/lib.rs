@@ -80,7 +80,7 @@ pub mod store;
 pub mod __private;
 
 pub use agboss_macros::{
-    agent, application, injectable, pii_policy, router, tool, tool_interceptor, workflow,
+    agent, application, channel, injectable, pii_policy, router, tool, tool_interceptor, workflow,
 };
 pub use app::{App, AppBuilder, DynToolHandle, ToolHandle};
 pub use callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
@@ -88,6 +88,7 @@ pub use callback::{SharedToolCallback, ToolCallback, ToolInvocation};
 pub use cascade::{BoundTool, BuildWarning, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 pub use contract::agent::{Agent, Router, ToolErrorPolicy};
 pub use contract::chain::Chain;
+pub use contract::channel::{ApprovalChannel, Approver};
 pub use contract::interceptor::{
     AfterToolCall, BeforeToolCall, ToolCallContext, ToolCallDecision, ToolCallResultContext,
     ToolInterceptor, ToolOutput,
@@ -100,6 +101,7 @@ pub use contract::workflow::{Application, Workflow};
 pub use di::{CallId, ExecutionContext, Injectable, TenantContext};
 pub use engine::workflow::{Flow, Recovery, WorkflowFlow};
 pub use engine::{RunContext, RunError, RunEvent, RunOutput, RunStream, Target};
+pub use error::ChannelError;
 pub use error::{
     BlockKind, BuildError, InterceptorError, StepFailedError, ToolBlockedError, ToolCallError,
     ToolError,

@@ -8,6 +8,7 @@
 use proc_macro::TokenStream;
 
 mod args;
+mod channel;
 mod component;
 mod deps;
 mod diag;
@@ -33,6 +34,17 @@ pub fn derive_dto(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
+}
+
+/// Declares a human approval channel: `name` (kebab-case, ending in `-channel`), `description`
+/// (required); `deps` (services only: a channel is built once per app); `ttl_ms`, how long its
+/// tickets can be decided (default 24 h). The struct implements
+/// `agboss_core::contract::channel::ApprovalChannel` (`notify`, `authorize`;
+/// `[channel.missing-handler]` if it does not). Tools name it with
+/// `#[tool(approval = ThisChannel)]`. See `agboss_core::contract::channel` and the README.
+#[proc_macro_attribute]
+pub fn channel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    channel::expand(attr.into(), item.into()).into()
 }
 
 /// Declares a tool interceptor: `name`, `description` (required); `deps`; `timeout_ms`, the time

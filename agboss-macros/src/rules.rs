@@ -30,6 +30,13 @@ pub const TOOL_INTERCEPTOR: Kind = Kind {
     type_suffix: "ToolInterceptor",
 };
 
+pub const CHANNEL: Kind = Kind {
+    label: "channel",
+    attr: "channel",
+    name_suffix: "-channel",
+    type_suffix: "Channel",
+};
+
 pub const PII_POLICY: Kind = Kind {
     label: "PII policy",
     attr: "pii_policy",

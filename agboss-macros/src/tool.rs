@@ -21,6 +21,8 @@ const KEYS: &[crate::args::KeySpec] = &[
     key("max_input_size", Shape::Int, false),
     key("timeout_ms", Shape::Int, false),
     key("idempotent", Shape::Flag, false),
+    key("approval", Shape::Path, false),
+    key("approval_when", Shape::Path, false),
     key("tool_interceptors", Shape::PathList, false),
     key("exclude_tool_interceptors", Shape::PathList, false),
     key("pii_policies", Shape::PathList, false),
@@ -50,6 +52,13 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         &mut errors,
     );
     let deps = Deps::check(&item, args.paths("deps"), &mut errors);
+    if args.path("approval_when").is_some() && args.path("approval").is_none() {
+        errors.push(syn::Error::new(
+            syn::spanned::Spanned::span(args.path("approval_when").expect("checked above")),
+            "[tool.approval-when-without-approval] `approval_when` needs `approval = SomeChannel`: \
+             name the channel that decides the calls it selects",
+        ));
+    }
     check_attach_exclude(
         args.paths("tool_interceptors"),
         args.paths("exclude_tool_interceptors"),
@@ -71,6 +80,23 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let timeout = option_tokens(timeout_ms, quote!(u64));
         let max_input = option_tokens(max_input_size, quote!(usize));
         let idempotent = args.flag("idempotent");
+        let approval = match args.path("approval") {
+            Some(channel) => quote!(::core::option::Option::Some(#p::channel_meta::<#channel>())),
+            None => quote!(::core::option::Option::None),
+        };
+        // The condition takes the typed input; any other input needs approval (fail closed).
+        let approval_when = match args.path("approval_when") {
+            Some(f) => quote! {
+                ::core::option::Option::Some({
+                    fn __agboss_approval_when(input: &dyn ::core::any::Any) -> bool {
+                        let check: fn(&#input) -> bool = #f;
+                        input.downcast_ref::<#input>().is_none_or(check)
+                    }
+                    __agboss_approval_when
+                })
+            },
+            None => quote!(::core::option::Option::None),
+        };
         register(
             registered(ident, "Tool", "ToolMeta"),
             quote! {
@@ -81,8 +107,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 max_input_size: #max_input,
                 timeout_ms: #timeout,
                 idempotent: #idempotent,
-                approval: ::core::option::Option::None,
-                approval_when: ::core::option::Option::None,
+                approval: #approval,
+                approval_when: #approval_when,
                 tool_interceptors: #attach,
                 exclude_tool_interceptors: #exclude,
                 pii_policies: #pii_policies,

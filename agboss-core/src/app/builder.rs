@@ -220,12 +220,26 @@ impl AppBuilder {
     /// Checks names, builds services, resolves every chain of every path.
     pub fn build(self) -> Result<App, BuildError> {
         let resolved = self.bp.resolve()?;
+        // The approval channels of the app's gated tools, built once.
+        let mut channels = HashMap::new();
+        for meta in resolved.tools.iter().filter_map(|t| t.meta.approval) {
+            if channels.contains_key(meta.name) {
+                continue;
+            }
+            let channel =
+                (meta.build)(&resolved.services).map_err(|e| BuildError::ServiceConstruction {
+                    service: meta.type_name,
+                    message: e.to_string(),
+                })?;
+            channels.insert(meta.name, channel);
+        }
         Ok(App {
             inner: Arc::new(Runtime {
                 resolved,
                 model: self.model,
                 agent_models: self.agent_models,
                 listeners: self.listeners,
+                channels,
                 store: self.store.map(|store| Durability {
                     store,
                     worker: self.worker.unwrap_or_else(|| random_id("worker")),

@@ -209,5 +209,6 @@ fn env<'a>(app: &'a App, tenant: Option<&'a TenantContext>, call_id: CallId) -> 
         run_timeout: None,
         progress: None,
         idempotency_key: None,
+        approval: None,
     }
 }

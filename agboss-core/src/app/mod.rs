@@ -24,13 +24,14 @@ use crate::contract::chain::Chain;
 use crate::contract::tool::{Tool, ToolMeta};
 use crate::contract::workflow::Workflow;
 use crate::di::Services;
+use crate::engine::approval;
 use crate::engine::journal::resolve_in_doubt;
 use crate::engine::run::Engine;
 use crate::engine::{
-    InDoubtResolution, RunContext, RunError, RunOutput, RunStream, Runtime, Target,
+    Decision, InDoubtResolution, RunContext, RunError, RunOutput, RunStream, Runtime, Target,
 };
 use crate::model::SharedChatModel;
-use crate::store::{SharedStore, StoreError, ThreadStore as _};
+use crate::store::{SharedStore, StoreError, ThreadStore as _, Ticket};
 
 /// A built application: services constructed, every chain resolved. Cheap to clone.
 #[derive(Clone)]
@@ -250,6 +251,40 @@ impl App {
             results.push((record.run_id, result));
         }
         Ok(results)
+    }
+
+    /// Records a human decision on one of `tenant`'s tickets: the approver must be authorized
+    /// by the ticket's channel, the ticket pending and not expired; a ticket is decided once
+    /// ([`StoreError::TicketState`] after that). Resume the run afterwards with
+    /// [`App::resume_run`], or do both with [`App::resume`].
+    pub async fn decide(&self, tenant: &str, decision: Decision) -> Result<Ticket, RunError> {
+        approval::decide(&self.inner, tenant, decision).await
+    }
+
+    /// Decides a ticket of thread `thread_id` (of `ctx`'s tenant) and resumes its run, from any
+    /// app instance over the same store: once every ticket of the paused turn is decided the
+    /// turn goes on (an approved call runs once, through its whole chain; a rejected one reads
+    /// the approver's message; an edited one runs the approver's input through the before chain
+    /// again); with tickets still pending it stops again with
+    /// [`RunError::AwaitingApproval`]. A ticket of another thread or tenant reads as not found;
+    /// a finished run is not resumed.
+    pub async fn resume(
+        &self,
+        thread_id: &str,
+        decision: Decision,
+        ctx: RunContext,
+    ) -> Result<RunOutput, RunError> {
+        let tenant = ctx.tenant_id().unwrap_or_default().to_string();
+        let store = self.store().ok_or(StoreError::NotConfigured)?;
+        let ticket = store.ticket(&tenant, decision.ticket_id()).await?;
+        if ticket.thread_id.as_deref() != Some(thread_id) {
+            return Err(StoreError::TicketNotFound {
+                ticket_id: ticket.id,
+            }
+            .into());
+        }
+        let decided = self.decide(&tenant, decision).await?;
+        self.resume_run(&decided.run_id, ctx).await
     }
 
     /// Settles a call in doubt ([`RunError::InDoubt`]) of `tenant`'s run: the work was done,

@@ -15,6 +15,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use crate::cascade::BoundTool;
+use crate::contract::channel::ApprovalGrant;
 use crate::contract::outcome::{CallOutcome, Rendered};
 use crate::contract::tool::{CallEnv, CallProgress, ToolMeta};
 use crate::di::{CallId, TenantContext};
@@ -50,6 +51,10 @@ pub struct ToolMetadata {
     /// Whether a call may run again with the same idempotency key when a resumed run finds
     /// its end unrecorded (`#[tool(idempotent)]` for a native tool).
     pub idempotent: bool,
+    /// A digest of the policy the call runs under (its path, its resolved chain, its PII
+    /// policies, its approval channel): an approval ticket made under another one is not
+    /// applied.
+    pub policy_digest: String,
 }
 
 /// One invocation of a callback.
@@ -80,6 +85,8 @@ pub struct ToolInvocation<'a> {
     /// The call's idempotency key: the same on every attempt of the call (set by journaled
     /// runs); tools read it from their `ExecutionContext`.
     pub idempotency_key: Option<&'a str>,
+    /// A human decision for this very call (set by a run resumed with a decided ticket).
+    pub approval: Option<&'a ApprovalGrant>,
 }
 
 impl<'a> ToolInvocation<'a> {
@@ -92,7 +99,13 @@ impl<'a> ToolInvocation<'a> {
             run_timeout: None,
             progress: None,
             idempotency_key: None,
+            approval: None,
         }
+    }
+    /// With a human decision for this call (none leaves it unset).
+    pub fn with_approval(mut self, grant: Option<&'a ApprovalGrant>) -> Self {
+        self.approval = grant;
+        self
     }
     /// With this idempotency key (none leaves it unset).
     pub fn with_idempotency_key(mut self, key: Option<&'a str>) -> Self {
@@ -168,6 +181,7 @@ impl BoundToolCallback {
             tool: Some(tool.meta()),
             max_result_size: tool.max_result_size(),
             idempotent: tool.meta().idempotent,
+            policy_digest: tool.policy_digest(),
             path: tool.chain().path().to_vec(),
         };
         Self {
@@ -206,6 +220,7 @@ impl ToolCallback for BoundToolCallback {
                 run_timeout: invocation.run_timeout,
                 progress: invocation.progress,
                 idempotency_key: invocation.idempotency_key,
+                approval: invocation.approval,
             };
             self.tool.call_with(env, invocation.arguments).await
         })

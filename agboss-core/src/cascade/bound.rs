@@ -41,6 +41,27 @@ impl BoundTool {
     pub fn chain(&self) -> &Chain {
         &self.chain
     }
+    /// A digest (SHA-256, hex) of the policy a call of this tool runs under on this path: the
+    /// tool, its path, its `before_tool_call` and `after_tool_call` order, its PII policies,
+    /// its approval channel and its limits. An approval ticket made under another policy is not
+    /// applied.
+    pub fn policy_digest(&self) -> String {
+        use sha2::{Digest as _, Sha256};
+        let policy = format!(
+            "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+            self.meta.name,
+            self.chain.path(),
+            self.chain.before_order(),
+            self.chain.after_order(),
+            self.chain.pii().names(),
+            self.meta.approval.map(|c| c.name),
+            self.max_result_size,
+        );
+        Sha256::digest(policy.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
     /// The effective `max_result_size` (tool, else agent, else workflow, else application).
     pub fn max_result_size(&self) -> Option<usize> {
         self.max_result_size
@@ -68,6 +89,7 @@ impl BoundTool {
             run_timeout: None,
             progress: None,
             idempotency_key: None,
+            approval: None,
         };
         self.call_with(env, args).await
     }

@@ -60,7 +60,27 @@ impl Approver {
     }
 }
 
+/// A human decision handed to one invocation of a gated tool (by the engine, when it resumes a
+/// run with a decided ticket): the approval point lets the call through only for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ApprovalGrant {
+    /// Approved for exactly the input of this fingerprint (SHA-256 of its canonical JSON).
+    Approved {
+        /// The approved input's fingerprint.
+        fingerprint: String,
+    },
+    /// The approver wrote these arguments themselves (an edit): they pass the before chain
+    /// again, then run.
+    ApproverInput,
+}
+
 /// What a `#[channel]` struct implements.
+#[diagnostic::on_unimplemented(
+    message = "[channel.missing-handler] `{Self}` does not implement `ApprovalChannel`",
+    label = "this channel has no `notify` / `authorize`",
+    note = "add `impl ApprovalChannel for {Self} {{ async fn notify(&self, ticket: &Ticket) -> Result<(), ChannelError> {{ .. }} async fn authorize(&self, approver: &Approver, ticket: &Ticket) -> Result<bool, ChannelError> {{ .. }} }}`"
+)]
 pub trait ApprovalChannel: Send + Sync + 'static {
     /// A new ticket was stored: tell a human (a webhook, a queue, a console). An error does not
     /// let the call through: the ticket stays pending and the run still stops for it, with the
@@ -139,6 +159,16 @@ impl<C: ApprovalChannel> ErasedChannel for C {
     ) -> BoxFuture<'a, Result<bool, ChannelError>> {
         Box::pin(ApprovalChannel::authorize(self, approver, ticket))
     }
+}
+
+/// Compile-time check that a `#[channel]` struct implements [`ApprovalChannel`].
+#[doc(hidden)]
+pub const fn require_channel<C: ApprovalChannel>() {}
+
+/// Compile-time check that `C` is a `#[channel]` (for `#[tool(approval = C)]`).
+#[doc(hidden)]
+pub const fn channel_meta<C: Channel>() -> &'static ChannelMeta {
+    C::META
 }
 
 /// Builds channel `C` against the app's services, behind `dyn` (what `ChannelMeta::build`

@@ -65,11 +65,17 @@ pub enum CallDecision {
         /// Why.
         reason: String,
     },
+    /// Every `before_tool_call` allowed; the call waits for a human decision through its
+    /// approval channel (the tool did not run).
+    AwaitingApproval {
+        /// The channel.
+        channel: String,
+    },
 }
 
 impl CallDecision {
     /// A short stable name: `allowed`, `replied_to_model`, `blocked`, `guard_failed`,
-    /// `rejected` (what the run journal records).
+    /// `rejected`, `awaiting_approval` (what the run journal records).
     ///
     /// ```
     /// use agboss_core::CallDecision;
@@ -82,6 +88,7 @@ impl CallDecision {
             Self::Blocked { .. } => "blocked",
             Self::GuardFailed { .. } => "guard_failed",
             Self::Rejected { .. } => "rejected",
+            Self::AwaitingApproval { .. } => "awaiting_approval",
         }
     }
 }
@@ -100,6 +107,10 @@ pub enum FailureKind {
     /// A guard failed: an interceptor errored, panicked or timed out, or a component's
     /// dependency could not be built. Fail closed: never softened.
     Guard,
+    /// Every `before_tool_call` allowed and the call waits for a human decision through the
+    /// tool's approval channel ([`ToolCallError::ApprovalRequired`]); the tool did not run.
+    /// Never softened.
+    Approval,
 }
 
 /// A failed call: which part failed, the error (with its `source()` chain), and what a listener
@@ -222,6 +233,12 @@ impl<O> CallOutcome<O> {
                     },
                     None => CallDecision::GuardFailed {
                         error: f.error.to_string(),
+                    },
+                },
+                FailureKind::Approval => CallDecision::AwaitingApproval {
+                    channel: match &f.error {
+                        ToolCallError::ApprovalRequired { channel, .. } => (*channel).to_string(),
+                        _ => String::new(),
                     },
                 },
                 FailureKind::Guard => CallDecision::GuardFailed {

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::chain::Chain;
-use super::channel::ChannelMeta;
+use super::channel::{ApprovalGrant, ChannelMeta};
 use super::interceptor::InterceptorMeta;
 use super::outcome::{CallOutcome, Rendered};
 use super::pii_policy::PiiPolicyMeta;
@@ -160,6 +160,8 @@ pub struct CallEnv<'a> {
     pub progress: Option<&'a CallProgress>,
     /// The call's idempotency key, when its run is journaled.
     pub idempotency_key: Option<&'a str>,
+    /// A human decision for this very call (a gated tool's approval point checks it).
+    pub approval: Option<&'a ApprovalGrant>,
 }
 
 /// Builds the slot of one tool type (referenced from [`ToolMeta::erased`]; implemented by the

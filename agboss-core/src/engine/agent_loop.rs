@@ -3,6 +3,7 @@
 //! ([`crate::pipeline::observe`]).
 use futures::StreamExt as _;
 
+use super::approval::{Attempt, Called, Slot};
 use super::events::{RunEvent, StepKind, StepOutcome};
 use super::journal::{ToolReplay, tool_key};
 use super::run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, Engine, RunError, Stats};
@@ -144,6 +145,8 @@ impl Engine {
         // A call in doubt stops the run before any call of its turn runs.
         self.check_in_doubt(calls, turn)?;
         let mut slots: Vec<Option<Observation>> = calls.iter().map(|_| None).collect();
+        // Gated calls waiting for a decision; the turn goes on once every one is decided.
+        let mut tickets = Vec::new();
         // Collected first: a lazy iterator of borrowing closures trips the `Send` check of the
         // boxed stream future (higher-ranked lifetime inference).
         let mut calls_futures = Vec::with_capacity(calls.len());
@@ -163,7 +166,8 @@ impl Engine {
             };
             match next {
                 None => break,
-                Some((i, Ok(obs))) => slots[i] = Some(obs),
+                Some((i, Ok(Slot::Done(obs)))) => slots[i] = Some(obs),
+                Some((_, Ok(Slot::Pending(ticket)))) => tickets.push(*ticket),
                 Some((i, Err(err))) => {
                     // Dropping the stream drops (cancels) every sibling still running or queued.
                     drop(pending);
@@ -171,6 +175,21 @@ impl Engine {
                     return Err(err);
                 }
             }
+        }
+        if !tickets.is_empty() {
+            // Every call that needed no approval ran and is journaled: a resume reads it back.
+            let run_id = self
+                .journal
+                .as_ref()
+                .map(|j| j.record.run_id.clone())
+                .unwrap_or_default();
+            tickets.sort_by_key(|t| {
+                calls
+                    .iter()
+                    .position(|c| c.id == t.call_id)
+                    .unwrap_or(usize::MAX)
+            });
+            return Err(RunError::AwaitingApproval { run_id, tickets });
         }
         Ok(slots
             .into_iter()
@@ -237,13 +256,24 @@ impl Engine {
         callbacks: &[SharedToolCallback],
         call: &ToolCallRequest,
         turn: u32,
-    ) -> Result<Observation, RunError> {
+    ) -> Result<Slot, RunError> {
         let Some(journal) = &self.journal else {
-            return Ok(self.call_tool(step, policy, callbacks, call, None).await?.0);
+            return match self
+                .call_tool(step, policy, callbacks, call, Attempt::first(None))
+                .await?
+            {
+                Called::Observed(obs, _) => Ok(Slot::Done(obs)),
+                Called::NeedsApproval(error) => Err(self.approval_without_store(step, error)),
+            };
         };
         let key = tool_key(turn, &call.id);
         let idempotency_key = match journal.tool_state(&key) {
-            ToolReplay::Finished(obs) => return Ok(obs),
+            ToolReplay::Finished(obs) => return Ok(Slot::Done(obs)),
+            ToolReplay::Awaiting { ticket_id } => {
+                return self
+                    .settle_ticket(step, policy, callbacks, call, &key, &ticket_id)
+                    .await;
+            }
             // Checked before the turn ran: only idempotent calls are left here.
             ToolReplay::Started {
                 idempotency_key, ..
@@ -260,24 +290,41 @@ impl Engine {
                 idempotency_key
             }
         };
-        let (obs, decision) = self
-            .call_tool(step, policy, callbacks, call, Some(&idempotency_key))
-            .await?;
-        journal
-            .record_tool_finished(&key, &call.id, &call.name, decision, &obs, true)
-            .await?;
-        Ok(obs)
+        match self
+            .call_tool(
+                step,
+                policy,
+                callbacks,
+                call,
+                Attempt::first(Some(&idempotency_key)),
+            )
+            .await?
+        {
+            Called::Observed(obs, decision) => {
+                journal
+                    .record_tool_finished(&key, &call.id, &call.name, decision, &obs, true)
+                    .await?;
+                Ok(Slot::Done(obs))
+            }
+            Called::NeedsApproval(error) => {
+                let ticket = self
+                    .open_ticket(journal, &key, callbacks, call, error)
+                    .await?;
+                Ok(Slot::Pending(Box::new(ticket)))
+            }
+        }
     }
 
-    /// One call: its observation, or the error that fails the step.
-    async fn call_tool(
+    /// One call: its observation (with its decision's label), a gated call's need for approval
+    /// (journaled runs only), or the error that fails the step.
+    pub(super) async fn call_tool(
         &self,
         step: &str,
         policy: ToolErrorPolicy,
         callbacks: &[SharedToolCallback],
         call: &ToolCallRequest,
-        idempotency_key: Option<&str>,
-    ) -> Result<(Observation, &'static str), RunError> {
+        attempt: Attempt<'_>,
+    ) -> Result<Called, RunError> {
         let policy = self
             .ctx
             .tool_errors
@@ -307,20 +354,33 @@ impl Engine {
             if let CallOutcome::Failed(failure) = &mut outcome {
                 failure.set_report(reason);
             }
-            return self.observed(step, call, outcome, policy, &|t| t.into());
+            let (obs, label) = self.observed(step, call, outcome, policy, &|t| t.into())?;
+            return Ok(Called::Observed(obs, label));
         };
         // An empty argument text is an empty object; anything else goes to the input DTO as is
         // (text that is not JSON is one of its errors).
-        let arguments = if call.arguments.trim().is_empty() {
+        let arguments = attempt.arguments.unwrap_or(call.arguments.as_str());
+        let arguments = if arguments.trim().is_empty() {
             "{}"
         } else {
-            call.arguments.as_str()
+            arguments
         };
         let invocation = ToolInvocation::new(&call.id, arguments)
             .with_tenant(self.ctx.tenant.as_ref())
-            .with_idempotency_key(idempotency_key);
-        let outcome = callback.call(invocation).await;
-        self.observed(step, call, outcome, policy, &|t| callback.mask_for_model(t))
+            .with_idempotency_key(attempt.idempotency_key)
+            .with_approval(attempt.grant);
+        let outcome = match callback.call(invocation).await {
+            // A journaled run makes a ticket of it; any other run fails the step (below).
+            CallOutcome::Failed(failure)
+                if failure.kind() == FailureKind::Approval && self.journal.is_some() =>
+            {
+                return Ok(Called::NeedsApproval(failure.into_error()));
+            }
+            outcome => outcome,
+        };
+        let (obs, label) =
+            self.observed(step, call, outcome, policy, &|t| callback.mask_for_model(t))?;
+        Ok(Called::Observed(obs, label))
     }
 
     /// Reads an outcome with the observation policy and reports it as events; returns the

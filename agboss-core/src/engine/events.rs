@@ -102,6 +102,14 @@ pub enum RunEvent {
         /// The tool.
         tool: String,
     },
+    /// A gated call's ticket was stored and its channel told (`notified` says whether telling
+    /// it worked; the ticket is pending either way).
+    ApprovalRequested {
+        /// The ticket.
+        ticket: Box<crate::store::Ticket>,
+        /// Whether the channel was told.
+        notified: Result<(), String>,
+    },
     /// A step began.
     StepStarted {
         /// Agent, router, tool, map or workflow name.

@@ -19,11 +19,12 @@ use sha2::{Digest as _, Sha256};
 
 use super::Durability;
 use super::run::RunError;
+use crate::contract::channel::ChannelMeta;
 use crate::model::{AssistantMessage, Message, ModelRequest, Usage};
 use crate::pipeline::observe::Observation;
 use crate::store::{
     JournalStep, Lease, NewRun, RunEnd, RunRecord, SharedStore, StepEntry, StoreError,
-    ThreadStore as _,
+    ThreadStore as _, Ticket, TicketState,
 };
 
 /// A journaled model turn.
@@ -46,6 +47,8 @@ pub(crate) enum ToolReplay {
     },
     /// Finished: its observation.
     Finished(Observation),
+    /// Waiting for a human decision on this ticket.
+    Awaiting { ticket_id: String },
 }
 
 #[derive(Default)]
@@ -110,6 +113,9 @@ impl Replay {
                     replay.tools.insert(key, ToolReplay::Fresh);
                 }
                 StepEntry::Answer { .. } => replay.answered = true,
+                StepEntry::ApprovalRequested { key, ticket_id, .. } => {
+                    replay.tools.insert(key, ToolReplay::Awaiting { ticket_id });
+                }
             }
         }
         replay
@@ -279,6 +285,66 @@ impl RunJournal {
         format!("idem_{}", hex(&digest[..16]))
     }
 
+    /// Makes the ticket of a gated call (written before anyone is told) and journals that the
+    /// call waits for it.
+    pub(crate) async fn request_approval(
+        &self,
+        request: ApprovalRequest<'_>,
+    ) -> Result<Ticket, RunError> {
+        let now = crate::store::types::now_ms();
+        let ticket = Ticket {
+            id: crate::store::types::random_id("ticket"),
+            tenant: self.record.tenant.clone(),
+            thread_id: self.record.thread_id.clone(),
+            run_id: self.record.run_id.clone(),
+            step_key: request.key.to_string(),
+            call_id: request.call_id.to_string(),
+            tool: request.tool.to_string(),
+            channel: request.channel.name.to_string(),
+            input: request.input.to_string(),
+            fingerprint: request.fingerprint.to_string(),
+            chain_digest: request.chain_digest.to_string(),
+            state: TicketState::Pending,
+            decision: None,
+            created_at_ms: now,
+            expires_at_ms: now
+                .saturating_add(i64::try_from(request.channel.ttl_ms()).unwrap_or(i64::MAX)),
+        };
+        self.store.create_ticket(&self.lease, &ticket).await?;
+        let entry = StepEntry::ApprovalRequested {
+            key: request.key.to_string(),
+            call_id: request.call_id.to_string(),
+            tool: request.tool.to_string(),
+            ticket_id: ticket.id.clone(),
+        };
+        self.store.append(&self.lease, &entry, &[]).await?;
+        self.replay().tools.insert(
+            request.key.to_string(),
+            ToolReplay::Awaiting {
+                ticket_id: ticket.id.clone(),
+            },
+        );
+        Ok(ticket)
+    }
+
+    /// A ticket of this run.
+    pub(crate) async fn ticket(&self, ticket_id: &str) -> Result<Ticket, RunError> {
+        Ok(self.store.ticket(&self.record.tenant, ticket_id).await?)
+    }
+
+    /// Moves a ticket of this run from `from` to `to`.
+    pub(crate) async fn advance_ticket(
+        &self,
+        ticket_id: &str,
+        from: TicketState,
+        to: TicketState,
+    ) -> Result<Ticket, RunError> {
+        Ok(self
+            .store
+            .advance_ticket(&self.lease, ticket_id, from, to)
+            .await?)
+    }
+
     /// Records that the tool call `key` is about to run.
     pub(crate) async fn record_tool_started(
         &self,
@@ -393,6 +459,17 @@ impl RunJournal {
             }
         }
     }
+}
+
+/// What a gated call's ticket is made of.
+pub(crate) struct ApprovalRequest<'a> {
+    pub(crate) key: &'a str,
+    pub(crate) call_id: &'a str,
+    pub(crate) tool: &'a str,
+    pub(crate) channel: &'static ChannelMeta,
+    pub(crate) input: &'a str,
+    pub(crate) fingerprint: &'a str,
+    pub(crate) chain_digest: &'a str,
 }
 
 /// How a call in doubt ([`RunError::InDoubt`]) is settled, by someone who checked whether its

@@ -41,10 +41,12 @@ use std::sync::Arc;
 
 use crate::callback::stack::ToolCallListenerSet;
 use crate::cascade::{Resolved, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
+use crate::contract::channel::ErasedChannel;
 use crate::model::SharedChatModel;
 use crate::store::SharedStore;
 
 mod agent_loop;
+pub(crate) mod approval;
 pub mod context;
 pub mod events;
 pub(crate) mod journal;
@@ -52,6 +54,7 @@ mod router;
 pub mod run;
 pub mod workflow;
 
+pub use approval::Decision;
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use journal::InDoubtResolution;
@@ -66,6 +69,8 @@ pub(crate) struct Runtime {
     pub(crate) listeners: ToolCallListenerSet,
     /// Threads and run journals, when the app has a store.
     pub(crate) store: Option<Durability>,
+    /// The approval channels of the app's gated tools, by name.
+    pub(crate) channels: HashMap<&'static str, Arc<dyn ErasedChannel>>,
 }
 
 /// The app's store and how its runs hold their leases.

@@ -23,7 +23,7 @@ use crate::model::{
     FinishReason, ModelError, ModelRequest, ModelResponse, ModelStreamEvent, SharedChatModel, Usage,
 };
 use crate::store::types::random_id;
-use crate::store::{NewRun, StoreError};
+use crate::store::{NewRun, StoreError, Ticket};
 
 /// Model turns an agent may take when it sets no `max_turns`.
 pub const DEFAULT_MAX_TURNS: u32 = 10;
@@ -120,6 +120,29 @@ pub enum RunError {
         /// The call's journal key.
         key: String,
     },
+    /// The run stopped at gated calls waiting for a human decision: their tickets, in the
+    /// model's order. Every other call of the turn ran and is journaled. Decide each ticket
+    /// ([`App::decide`](crate::App::decide)), then resume the run
+    /// ([`App::resume`](crate::App::resume) / [`App::resume_run`](crate::App::resume_run)); the
+    /// turn goes on once every ticket is decided.
+    #[error("run `{run_id}` waits for approval of {} call(s): {}", tickets.len(), tickets.iter().map(|t| format!("{} ({} via {})", t.id, t.tool, t.channel)).collect::<Vec<_>>().join(", "))]
+    AwaitingApproval {
+        /// The run.
+        run_id: String,
+        /// The pending tickets.
+        tickets: Vec<Ticket>,
+    },
+    /// The approver may not decide the ticket (no approver named, another tenant's, or the
+    /// channel refused, failed or panicked): nothing was decided.
+    #[error("`{approver}` may not decide ticket `{ticket_id}`: {reason}")]
+    Unauthorized {
+        /// The approver's id.
+        approver: String,
+        /// The ticket.
+        ticket_id: String,
+        /// Why.
+        reason: String,
+    },
     /// [`App::resolve_in_doubt`](crate::App::resolve_in_doubt) found no call of that id in
     /// doubt in the run's journal (it finished, was resolved, or never started).
     #[error("run `{run_id}` has no call `{call_id}` in doubt")]
@@ -157,7 +180,10 @@ impl RunError {
     pub fn leaves_run_resumable(&self) -> bool {
         matches!(
             self,
-            Self::Store(_) | Self::InDoubt { .. } | Self::JournalMismatch { .. }
+            Self::Store(_)
+                | Self::InDoubt { .. }
+                | Self::JournalMismatch { .. }
+                | Self::AwaitingApproval { .. }
         )
     }
     /// The step failure, if that is what ended the run.

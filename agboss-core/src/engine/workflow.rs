@@ -436,6 +436,14 @@ impl Engine {
                 ToolReplay::Started {
                     idempotency_key, ..
                 } => (call_id.as_str(), Some(idempotency_key)),
+                // Workflow tool steps make no tickets (a gated tool fails the step there).
+                ToolReplay::Awaiting { .. } => {
+                    return Err(RunError::JournalMismatch {
+                        run_id: journal.record.run_id.clone(),
+                        key: key.clone(),
+                        detail: "a workflow tool step does not wait for approval".into(),
+                    });
+                }
                 ToolReplay::Fresh => {
                     let idempotency_key = journal.idempotency_key(key);
                     journal

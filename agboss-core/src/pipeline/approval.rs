@@ -1,20 +1,63 @@
-//! The approval hook point of the guarded pipeline (filled by the channel-approval feature).
+//! The approval point of the guarded pipeline.
 //!
 //! Per the spec, human approval of a tool call (an approval `#[channel]` on the tool) happens
-//! after every `before_tool_call` interceptor allowed the call and before `run`, so unauthorized
-//! or malformed calls never wake a human reviewer. [`approval_point`] is called exactly there, on
-//! both paths of `super::run::run_guarded` (with and without interceptors). Today it approves every
-//! call and costs nothing; the approval feature replaces its body (look up the tool's approval
-//! channel, await the decision, return `ToolCallError::Blocked` on a rejection).
-use crate::contract::tool::ToolMeta;
-use crate::di::ExecutionContext;
+//! after every `before_tool_call` interceptor allowed the call and before `run`, so
+//! unauthorized or malformed calls never wake a human reviewer. [`approval_point`] is called
+//! exactly there, on both paths of `super::run::run_guarded` (with and without interceptors).
+//! A gated call goes through only with a human decision for it ([`ApprovalGrant`]); otherwise
+//! it stops with [`ToolCallError::ApprovalRequired`], carrying the canonical JSON of its
+//! validated input and that text's SHA-256, from which the engine makes a ticket.
+use std::any::Any;
+
+use sha2::{Digest as _, Sha256};
+
+use crate::contract::channel::ApprovalGrant;
+use crate::contract::tool::Tool;
 use crate::error::ToolCallError;
 
-/// Approves every call (no approval channels yet).
+/// Lets the call through, or stops it for a human decision.
 #[inline]
-pub(crate) async fn approval_point(
-    _tool: &'static ToolMeta,
-    _execution: &ExecutionContext,
+pub(crate) fn approval_point<T: Tool>(
+    input: &T::Input,
+    grant: Option<&ApprovalGrant>,
 ) -> Result<(), ToolCallError> {
-    Ok(())
+    let meta = T::META;
+    let Some(channel) = meta.approval else {
+        return Ok(());
+    };
+    if let Some(when) = meta.approval_when
+        && !when(input as &dyn Any)
+    {
+        return Ok(());
+    }
+    if grant == Some(&ApprovalGrant::ApproverInput) {
+        return Ok(());
+    }
+    let (canonical, fingerprint) = fingerprint(input)?;
+    match grant {
+        Some(ApprovalGrant::Approved {
+            fingerprint: approved,
+        }) if *approved == fingerprint => Ok(()),
+        _ => Err(ToolCallError::ApprovalRequired {
+            tool_name: meta.name.to_string(),
+            channel: channel.name,
+            input: canonical,
+            fingerprint,
+            ticket_id: None,
+        }),
+    }
+}
+
+/// The canonical JSON of a validated input (fields in declaration order, serde's encoding) and
+/// its SHA-256, hex.
+pub(crate) fn fingerprint<I: serde::Serialize>(
+    input: &I,
+) -> Result<(String, String), ToolCallError> {
+    let canonical = serde_json::to_string(input).map_err(|e| ToolCallError::Serialize {
+        tool_name: "input".to_string(),
+        message: e.to_string(),
+    })?;
+    let digest = Sha256::digest(canonical.as_bytes());
+    let hex = digest.iter().map(|b| format!("{b:02x}")).collect();
+    Ok((canonical, hex))
 }

@@ -81,7 +81,9 @@ pub fn observe(
         }
         (CallOutcome::Failed(failure), Reader::Step) => (Err(failure.into_error()), None),
         (CallOutcome::Failed(failure), Reader::Model(policy)) => match failure.kind() {
-            FailureKind::Blocked | FailureKind::Guard => (Err(failure.into_error()), None),
+            FailureKind::Blocked | FailureKind::Guard | FailureKind::Approval => {
+                (Err(failure.into_error()), None)
+            }
             FailureKind::Rejected => {
                 let text = match failure.report() {
                     Some(report) => report.to_string(),

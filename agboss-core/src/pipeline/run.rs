@@ -71,8 +71,8 @@ pub(crate) async fn run_guarded<T: Tool>(
 
     // Fast path: no interceptor at all.
     if chain.before.is_empty() && chain.after.is_empty() {
-        if let Err(error) = approval_point(meta, &execution).await {
-            return CallOutcome::from_error(error);
+        if let Err(error) = approval_point::<T>(&input, env.approval) {
+            return CallOutcome::failed(FailureKind::Approval, error);
         }
         return finish::<T>(ran(
             run_tool(slot, &resolver, meta, input, run_timeout).await,
@@ -110,8 +110,8 @@ pub(crate) async fn run_guarded<T: Tool>(
     }
 
     // After every before_tool_call allowed, before run (see `super::approval`).
-    if let Err(error) = approval_point(meta, &execution).await {
-        return CallOutcome::from_error(error);
+    if let Err(error) = approval_point::<T>(&input, env.approval) {
+        return CallOutcome::failed(FailureKind::Approval, error);
     }
 
     // The after-hooks still read the input, so the tool gets a clone only when there are some.

@@ -286,6 +286,17 @@ pub enum StepEntry {
         #[serde(default)]
         truncated: bool,
     },
+    /// A gated call waits for a human decision: its ticket.
+    ApprovalRequested {
+        /// The step key.
+        key: String,
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// The ticket.
+        ticket_id: String,
+    },
     /// The run's final answer, when it is not the last model turn's text (a workflow's
     /// recovery, a map step): appended to the thread before the run finishes.
     Answer {
@@ -311,6 +322,7 @@ impl StepEntry {
             | Self::ToolStarted { key, .. }
             | Self::ToolFinished { key, .. }
             | Self::Answer { key, .. }
+            | Self::ApprovalRequested { key, .. }
             | Self::ToolAbandoned { key, .. } => key,
         }
     }
@@ -321,6 +333,7 @@ impl StepEntry {
             Self::ToolStarted { .. } => "tool_started",
             Self::ToolFinished { .. } => "tool_finished",
             Self::Answer { .. } => "answer",
+            Self::ApprovalRequested { .. } => "approval_requested",
             Self::ToolAbandoned { .. } => "tool_abandoned",
         }
     }
