@@ -9,7 +9,6 @@ pub use serde_json;
 pub use crate::contract::agent::{Agent, AgentMeta, Router, RouterMeta, ToolErrorPolicy};
 pub use crate::contract::channel::{
     ApprovalChannel, Channel, ChannelMeta, ErasedChannel, build_channel, channel_meta,
-    require_channel,
 };
 pub use crate::contract::interceptor::probe::{
     HasHandler, Probe, ViaAfter, ViaBefore, ViaNoAfter, ViaNoBefore, require_handler,

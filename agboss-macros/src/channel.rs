@@ -37,8 +37,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let ttl = option_tokens(ttl_ms, quote!(u64));
         // `[channel.missing-handler]` points at the struct name.
         let span = proc_macro2::Span::call_site().located_at(ident.span());
-        let handler_check = quote_spanned! {span=>
-            #p::require_channel::<#ident>();
+        let build = quote_spanned! {span=>
+            #p::build_channel::<#ident>(services)
         };
         register(
             registered(ident, "Channel", "ChannelMeta"),
@@ -53,8 +53,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 fn __agboss_build(
                     services: &#p::Services,
                 ) -> ::core::result::Result<#p::Arc<dyn #p::ErasedChannel>, #p::DiError> {
-                    #handler_check
-                    #p::build_channel::<#ident>(services)
+                    #build
                 }
             },
         )

@@ -94,8 +94,14 @@ pub trait ApprovalChannel: Send + Sync + 'static {
     ) -> impl Future<Output = Result<bool, ChannelError>> + Send;
 }
 
-/// A `#[channel]`: its registration data and constructor (implemented by the macro).
-pub trait Channel: ApprovalChannel + Sized {
+/// A `#[channel]`: its registration data and constructor (implemented by the macro; the struct
+/// implements [`ApprovalChannel`] itself, `[channel.missing-handler]` otherwise).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an approval channel [tool.not-a-channel]",
+    label = "expected a `#[channel]` struct",
+    note = "`approval = ..` names a struct annotated with `#[channel(name = \"...-channel\", description = \"...\")]`"
+)]
+pub trait Channel: Sized + Send + Sync + 'static {
     /// Registration data.
     const META: &'static ChannelMeta;
     /// Builds the channel from its dependencies.
@@ -161,10 +167,6 @@ impl<C: ApprovalChannel> ErasedChannel for C {
     }
 }
 
-/// Compile-time check that a `#[channel]` struct implements [`ApprovalChannel`].
-#[doc(hidden)]
-pub const fn require_channel<C: ApprovalChannel>() {}
-
 /// Compile-time check that `C` is a `#[channel]` (for `#[tool(approval = C)]`).
 #[doc(hidden)]
 pub const fn channel_meta<C: Channel>() -> &'static ChannelMeta {
@@ -174,7 +176,9 @@ pub const fn channel_meta<C: Channel>() -> &'static ChannelMeta {
 /// Builds channel `C` against the app's services, behind `dyn` (what `ChannelMeta::build`
 /// points at).
 #[doc(hidden)]
-pub fn build_channel<C: Channel>(services: &Services) -> Result<Arc<dyn ErasedChannel>, DiError> {
+pub fn build_channel<C: Channel + ApprovalChannel>(
+    services: &Services,
+) -> Result<Arc<dyn ErasedChannel>, DiError> {
     let resolver = Resolver::for_services(services);
     Ok(Arc::new(C::construct(&resolver)?))
 }
