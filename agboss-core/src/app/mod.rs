@@ -25,7 +25,7 @@ use crate::contract::tool::{Tool, ToolMeta};
 use crate::contract::workflow::Workflow;
 use crate::di::Services;
 use crate::engine::approval;
-use crate::engine::journal::resolve_in_doubt;
+use crate::engine::in_doubt::resolve_in_doubt;
 use crate::engine::run::Engine;
 use crate::engine::{
     Decision, InDoubtResolution, RunContext, RunError, RunOutput, RunStream, Runtime, Target,

@@ -49,6 +49,7 @@ mod agent_loop;
 pub(crate) mod approval;
 pub mod context;
 pub mod events;
+pub(crate) mod in_doubt;
 pub(crate) mod journal;
 mod router;
 pub mod run;
@@ -57,7 +58,7 @@ pub mod workflow;
 pub use approval::Decision;
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
-pub use journal::InDoubtResolution;
+pub use in_doubt::InDoubtResolution;
 pub use router::parse_route;
 pub use run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunError, RunOutput, RunStream};
 
