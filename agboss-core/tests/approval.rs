@@ -596,3 +596,78 @@ async fn without_a_store_a_gated_call_fails_its_step_and_never_runs() {
     assert!(log.refunds().is_empty());
     assert!(log.notified().is_empty());
 }
+
+#[tokio::test]
+async fn a_direct_call_of_a_gated_tool_gets_a_ticket_and_runs_once_decided() {
+    let fx = Fixture::new();
+    let model = Arc::new(ScriptedModel::new([]));
+    let app = fx.app(&model, "w");
+    let handle = || app.tool::<ApRefundTool>().tenant("acme");
+    let input = || ApRefundDto {
+        order_id: "ACME-42".into(),
+        amount_cents: 25_000,
+        reason: "broken".into(),
+    };
+    let err = handle().invoke(input()).await.unwrap_err();
+    let ToolCallError::ApprovalRequired {
+        ticket_id: Some(ticket_id),
+        fingerprint,
+        ..
+    } = err
+    else {
+        panic!("{err}");
+    };
+    assert!(fx.log.refunds().is_empty());
+    assert_eq!(fx.log.notified().len(), 1);
+    assert_eq!(fx.log.notified()[0].fingerprint, fingerprint);
+    // Not another tenant's to decide, nor a clerk's.
+    let foreign = app.tool::<ApRefundTool>().tenant("globex");
+    assert!(
+        foreign
+            .resume(Decision::approve(&ticket_id).by(manager()))
+            .await
+            .is_err()
+    );
+    let clerk = Decision::approve(&ticket_id).by(Approver::new("tom").tenant("acme"));
+    assert!(matches!(
+        handle().resume(clerk).await,
+        Err(RunError::Unauthorized { .. })
+    ));
+    assert!(fx.log.refunds().is_empty());
+
+    let done = handle()
+        .resume(Decision::approve(&ticket_id).by(manager()))
+        .await
+        .unwrap();
+    assert_eq!(done.done, "refunded 25000 on ACME-42");
+    assert_eq!(fx.log.refunds(), vec![25_000]);
+    let again = handle()
+        .resume(Decision::approve(&ticket_id).by(manager()))
+        .await;
+    assert!(
+        matches!(again, Err(RunError::Store(StoreError::TicketState { .. }))),
+        "{again:?}"
+    );
+    assert_eq!(fx.log.refunds(), vec![25_000], "exactly once");
+    assert_eq!(
+        fx.store.ticket("acme", &ticket_id).await.unwrap().state,
+        TicketState::Completed
+    );
+
+    // A rejection is a block naming the channel; nothing runs.
+    let ToolCallError::ApprovalRequired {
+        ticket_id: Some(second),
+        ..
+    } = handle().invoke(input()).await.unwrap_err()
+    else {
+        panic!()
+    };
+    let err = handle()
+        .resume(Decision::reject(&second, "no receipt").by(manager()))
+        .await
+        .unwrap_err();
+    let blocked = err.as_blocked().expect("a rejection blocks");
+    assert_eq!(blocked.interceptor, "ap-manager-channel");
+    assert!(blocked.text().contains("no receipt"));
+    assert_eq!(fx.log.refunds(), vec![25_000]);
+}

@@ -6,10 +6,12 @@ use serde_json::Value;
 
 use super::App;
 use crate::cascade::BoundTool;
+use crate::contract::channel::ApprovalGrant;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
 use crate::contract::tool::{CallEnv, Tool, ToolMeta};
 use crate::di::{CallId, TenantContext};
-use crate::error::ToolCallError;
+use crate::engine::{Decision, RunError, direct};
+use crate::error::{StepFailedError, ToolCallError};
 use crate::pipeline::{ToolSlot, call_json_typed, run_typed};
 
 /// A typed handle on one tool of an app: `app.tool::<T>().invoke(input)`.
@@ -62,21 +64,111 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     /// decision is a [`ToolBlockedError`](crate::ToolBlockedError) here, since no model reads
     /// it. The typed output is not truncated (`max_result_size` bounds text results; see
     /// [`ToolHandle::invoke_json`]).
+    ///
+    /// A call of a tool with an approval channel that every `before_tool_call` allowed does not
+    /// run: it fails with [`ToolCallError::ApprovalRequired`], whose `ticket_id` (in an app with
+    /// a store) names the ticket made for it; [`ToolHandle::resume`] runs it once decided.
     pub async fn invoke(&self, input: T::Input) -> Result<T::Output, ToolCallError> {
         let call_id = self.call_id_or_new();
-        direct(
-            self.typed_with(input, call_id.clone()).await,
-            T::META,
-            &call_id,
-        )
+        let outcome = self.typed_with(input, call_id.clone(), None).await;
+        let outcome = match outcome {
+            CallOutcome::Failed(failure) if failure.kind() == FailureKind::Approval => {
+                let Ok((bound, _)) = self.entry() else {
+                    return Err(failure.into_error());
+                };
+                let tenant = self.tenant.as_ref().map_or("", TenantContext::tenant_id);
+                return Err(direct::ticket_direct_call(
+                    &self.app.inner,
+                    bound,
+                    tenant,
+                    call_id.as_str(),
+                    failure.into_error(),
+                )
+                .await);
+            }
+            outcome => outcome,
+        };
+        direct(outcome, T::META, &call_id)
+    }
+
+    /// Decides the ticket of a direct call of this tool ([`ToolHandle::invoke`] returned it in
+    /// [`ToolCallError::ApprovalRequired`]) and, approved, runs the call once, through the same
+    /// chain (every `before_tool_call` again), bound to the approved input (or the approver's
+    /// edit), returning its output. A rejection is a [`ToolBlockedError`](crate::ToolBlockedError)
+    /// naming the channel; a ticket made under another policy is requested again
+    /// (`ApprovalRequired` with a new ticket). Decided and run exactly once: a second resume is
+    /// refused.
+    ///
+    /// ```
+    /// # use agboss_core::*;
+    /// # use agboss_core::dto::Dto;
+    /// # use agboss_core::engine::Decision;
+    /// # use agboss_core::store::{MemoryStore, Ticket};
+    /// # #[derive(Dto, Debug, Clone, PartialEq)]
+    /// # pub struct PayDto { #[integer(prompt = "Cents", min = 1)] pub cents: i64 }
+    /// #[channel(name = "boss-channel", description = "The boss approves payments")]
+    /// pub struct BossChannel;
+    /// impl ApprovalChannel for BossChannel {
+    ///     async fn notify(&self, _t: &Ticket) -> Result<(), ChannelError> { Ok(()) }
+    ///     async fn authorize(&self, a: &Approver, _t: &Ticket) -> Result<bool, ChannelError> { Ok(a.id == "boss") }
+    /// }
+    /// #[tool(name = "pay-tool", description = "Pays", input = PayDto, output = PayDto, approval = BossChannel)]
+    /// pub struct PayTool;
+    /// impl ToolHandler<PayDto, PayDto> for PayTool {
+    ///     async fn run(&self, input: PayDto) -> Result<PayDto, ToolError> { Ok(input) }
+    /// }
+    /// # futures::executor::block_on(async {
+    /// let app = App::builder().tool::<PayTool>().store(MemoryStore::new()).build().unwrap();
+    /// let err = app.tool::<PayTool>().invoke(PayDto { cents: 500 }).await.unwrap_err();
+    /// let ToolCallError::ApprovalRequired { ticket_id: Some(ticket), .. } = err else { panic!() };
+    /// let paid = app.tool::<PayTool>().resume(Decision::approve(ticket).by(Approver::new("boss"))).await.unwrap();
+    /// assert_eq!(paid.cents, 500);
+    /// # });
+    /// ```
+    pub async fn resume(&self, decision: Decision) -> Result<T::Output, RunError> {
+        let (bound, _) = self
+            .entry()
+            .map_err(|e| RunError::Step(StepFailedError::from_tool_call(T::META.name, e)))?;
+        let tenant = self.tenant.as_ref().map_or("", TenantContext::tenant_id);
+        let claimed = direct::claim_direct(&self.app.inner, bound, tenant, decision).await?;
+        let step = |e| RunError::Step(StepFailedError::from_tool_call(T::META.name, e));
+        let call_id = CallId::new(&claimed.ticket.call_id);
+        let result = match serde_json::from_str::<T::Input>(&claimed.input) {
+            Ok(input) => {
+                let outcome = self
+                    .typed_with(input, call_id.clone(), Some(&claimed.grant))
+                    .await;
+                direct(outcome, T::META, &call_id)
+            }
+            Err(e) => Err(ToolCallError::InvalidInput {
+                tool_name: T::META.name.to_string(),
+                source: crate::dto::ValidationError::single(
+                    T::META.name,
+                    "",
+                    "json",
+                    &e.to_string(),
+                ),
+            }),
+        };
+        let recorded = match &result {
+            Ok(output) => Ok(serde_json::to_string(output).unwrap_or_default()),
+            Err(e) => Err(e.to_string()),
+        };
+        direct::finish_direct(&self.app.inner, &claimed.ticket, &claimed.lease, recorded).await?;
+        result.map_err(step)
     }
 
     /// Like [`ToolHandle::invoke`], returning the whole [`CallOutcome`] (decision included).
     pub async fn call_typed(&self, input: T::Input) -> CallOutcome<T::Output> {
-        self.typed_with(input, self.call_id_or_new()).await
+        self.typed_with(input, self.call_id_or_new(), None).await
     }
 
-    async fn typed_with(&self, input: T::Input, call_id: CallId) -> CallOutcome<T::Output> {
+    async fn typed_with(
+        &self,
+        input: T::Input,
+        call_id: CallId,
+        grant: Option<&ApprovalGrant>,
+    ) -> CallOutcome<T::Output> {
         let (bound, slot) = match self.entry() {
             Ok(entry) => entry,
             Err(error) => return CallOutcome::failed(FailureKind::Rejected, error),
@@ -90,7 +182,8 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
                 },
             );
         }
-        let env = env(self.app, self.tenant.as_ref(), call_id);
+        let mut env = env(self.app, self.tenant.as_ref(), call_id);
+        env.approval = grant;
         run_typed(slot, &bound.chain, env, input).await
     }
 

@@ -48,6 +48,7 @@ use crate::store::SharedStore;
 mod agent_loop;
 pub(crate) mod approval;
 pub mod context;
+pub(crate) mod direct;
 pub mod events;
 pub(crate) mod in_doubt;
 pub(crate) mod journal;

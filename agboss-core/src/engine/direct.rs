@@ -1,0 +1,271 @@
+//! Gated tools called directly (`app.tool::<T>().invoke(..)`): the call that needs approval
+//! gets a ticket of its own one-call run (`direct_…`), returned in
+//! `ToolCallError::ApprovalRequired { ticket_id }`; deciding it later runs the call once, through
+//! the same chain, and returns its output ([`ToolHandle::resume`](crate::ToolHandle::resume)).
+use futures::FutureExt as _;
+
+use super::Runtime;
+use super::approval::{Decision, decide};
+use super::run::RunError;
+use crate::cascade::BoundTool;
+use crate::contract::channel::ApprovalGrant;
+use crate::error::{BlockKind, StepFailedError, ToolBlockedError, ToolCallError};
+use crate::store::types::{now_ms, random_id};
+use crate::store::{
+    Lease, NewRun, RunEnd, StepEntry, StoreError, ThreadStore as _, Ticket, TicketDecision,
+    TicketState,
+};
+
+/// The key of a direct call's only step.
+const DIRECT_KEY: &str = "direct";
+
+/// Makes the ticket of a gated direct call (when the app has a store) and tells its channel;
+/// returns the error with the ticket's id. Without a store, or if the ticket cannot be stored,
+/// the error is returned as it is: the call did not run either way.
+pub(crate) async fn ticket_direct_call(
+    rt: &Runtime,
+    bound: &BoundTool,
+    tenant: &str,
+    call_id: &str,
+    error: ToolCallError,
+) -> ToolCallError {
+    let ToolCallError::ApprovalRequired {
+        tool_name,
+        channel,
+        input,
+        fingerprint,
+        ..
+    } = error
+    else {
+        return error;
+    };
+    let made = make_ticket(rt, bound, tenant, call_id, &input, &fingerprint).await;
+    let ticket_id = match made {
+        Ok(ticket) => {
+            notify(rt, &ticket).await;
+            Some(ticket.id)
+        }
+        Err(err) => {
+            tracing::error!(tool = %tool_name, error = %err, "no ticket for a direct call that needs approval");
+            None
+        }
+    };
+    ToolCallError::ApprovalRequired {
+        tool_name,
+        channel,
+        input,
+        fingerprint,
+        ticket_id,
+    }
+}
+
+async fn make_ticket(
+    rt: &Runtime,
+    bound: &BoundTool,
+    tenant: &str,
+    call_id: &str,
+    input: &str,
+    fingerprint: &str,
+) -> Result<Ticket, RunError> {
+    let durability = rt.store.as_ref().ok_or(StoreError::NotConfigured)?;
+    let channel = bound.meta().approval.ok_or(StoreError::Unsupported {
+        operation: "a ticket for a tool without approval channel",
+    })?;
+    let run = NewRun::new(tenant, random_id("direct"), bound.meta().name, input);
+    let (record, lease) = durability
+        .store
+        .begin_run(run, &durability.worker, durability.lease_ttl)
+        .await?;
+    let now = now_ms();
+    let ticket = Ticket {
+        id: random_id("ticket"),
+        tenant: tenant.to_string(),
+        thread_id: None,
+        run_id: record.run_id,
+        step_key: DIRECT_KEY.to_string(),
+        call_id: call_id.to_string(),
+        tool: bound.meta().name.to_string(),
+        channel: channel.name.to_string(),
+        input: input.to_string(),
+        fingerprint: fingerprint.to_string(),
+        chain_digest: bound.policy_digest(),
+        state: TicketState::Pending,
+        decision: None,
+        created_at_ms: now,
+        expires_at_ms: now.saturating_add(i64::try_from(channel.ttl_ms()).unwrap_or(i64::MAX)),
+    };
+    let store = &durability.store;
+    let written = async {
+        store.create_ticket(&lease, &ticket).await?;
+        let entry = StepEntry::ApprovalRequested {
+            key: DIRECT_KEY.to_string(),
+            call_id: call_id.to_string(),
+            tool: ticket.tool.clone(),
+            ticket_id: ticket.id.clone(),
+        };
+        store.append(&lease, &entry, &[]).await?;
+        Ok::<_, StoreError>(())
+    }
+    .await;
+    let released = store.release(&lease).await;
+    written?;
+    released?;
+    Ok(ticket)
+}
+
+/// Tells the ticket's channel; a failure leaves the ticket pending.
+pub(crate) async fn notify(rt: &Runtime, ticket: &Ticket) {
+    let Some(channel) = rt.channels.get(ticket.channel.as_str()) else {
+        return;
+    };
+    let told = std::panic::AssertUnwindSafe(channel.notify(ticket))
+        .catch_unwind()
+        .await;
+    if !matches!(told, Ok(Ok(()))) {
+        tracing::error!(ticket = %ticket.id, channel = %ticket.channel, "approval channel was not told of a ticket; it stays pending");
+    }
+}
+
+/// What a decided direct ticket lets run.
+pub(crate) struct Claimed {
+    pub(crate) ticket: Ticket,
+    pub(crate) lease: Lease,
+    /// The input to run (the requested one, or the approver's edit).
+    pub(crate) input: String,
+    pub(crate) grant: ApprovalGrant,
+}
+
+/// Decides a direct call's ticket and claims it for running, exactly once. A rejection, or a
+/// ticket made under another policy (then a new ticket is requested), is an error.
+pub(crate) async fn claim_direct(
+    rt: &Runtime,
+    bound: &BoundTool,
+    tenant: &str,
+    decision: Decision,
+) -> Result<Claimed, RunError> {
+    let durability = rt.store.as_ref().ok_or(StoreError::NotConfigured)?;
+    let store = &durability.store;
+    let pending = store.ticket(tenant, decision.ticket_id()).await?;
+    if pending.step_key != DIRECT_KEY || pending.tool != bound.meta().name {
+        return Err(StoreError::TicketNotFound {
+            ticket_id: pending.id,
+        }
+        .into());
+    }
+    let ticket = decide(rt, tenant, decision).await?;
+    let run = NewRun::new(tenant, &ticket.run_id, &ticket.tool, &ticket.input);
+    let (_, lease) = store
+        .begin_run(run, &durability.worker, durability.lease_ttl)
+        .await?;
+    let step =
+        |error: ToolCallError| RunError::Step(StepFailedError::from_tool_call(&ticket.tool, error));
+    if ticket.chain_digest != bound.policy_digest() {
+        // Asked again under the policy in force now, never applied under the old one.
+        store
+            .advance_ticket(
+                &lease,
+                &ticket.id,
+                TicketState::Decided,
+                TicketState::Superseded,
+            )
+            .await?;
+        store.release(&lease).await?;
+        let again = make_ticket(
+            rt,
+            bound,
+            tenant,
+            &ticket.call_id,
+            &ticket.input,
+            &ticket.fingerprint,
+        )
+        .await?;
+        notify(rt, &again).await;
+        return Err(step(ToolCallError::ApprovalRequired {
+            tool_name: ticket.tool.clone(),
+            channel: bound.meta().approval.map_or("", |c| c.name),
+            input: again.input,
+            fingerprint: again.fingerprint,
+            ticket_id: Some(again.id),
+        }));
+    }
+    let ticket = store
+        .advance_ticket(
+            &lease,
+            &ticket.id,
+            TicketState::Decided,
+            TicketState::Executing,
+        )
+        .await?;
+    let (input, grant) = match ticket.decision.clone() {
+        Some(TicketDecision::Approved { .. }) => (
+            ticket.input.clone(),
+            ApprovalGrant::Approved {
+                fingerprint: ticket.fingerprint.clone(),
+            },
+        ),
+        Some(TicketDecision::Edited { input, .. }) => (input, ApprovalGrant::ApproverInput),
+        Some(TicketDecision::Rejected { by, message }) => {
+            let blocked = ToolBlockedError {
+                tool_name: ticket.tool.clone(),
+                call_id: ticket.call_id.clone(),
+                interceptor: bound.meta().approval.map_or("approval", |c| c.name),
+                kind: BlockKind::Block {
+                    reason: format!("rejected by {by}: {message}"),
+                },
+            };
+            finish_direct(rt, &ticket, &lease, Err(blocked.to_string())).await?;
+            return Err(step(blocked.into()));
+        }
+        None => {
+            return Err(RunError::JournalMismatch {
+                run_id: ticket.run_id.clone(),
+                key: DIRECT_KEY.to_string(),
+                detail: "the ticket has no decision".into(),
+            });
+        }
+    };
+    Ok(Claimed {
+        ticket,
+        lease,
+        input,
+        grant,
+    })
+}
+
+/// Journals a claimed direct call's result and completes its ticket and run.
+pub(crate) async fn finish_direct(
+    rt: &Runtime,
+    ticket: &Ticket,
+    lease: &Lease,
+    result: Result<String, String>,
+) -> Result<(), RunError> {
+    let store = &rt.store.as_ref().ok_or(StoreError::NotConfigured)?.store;
+    let (content, is_error) = match &result {
+        Ok(text) => (text.clone(), false),
+        Err(text) => (text.clone(), true),
+    };
+    let entry = StepEntry::ToolFinished {
+        key: DIRECT_KEY.to_string(),
+        call_id: ticket.call_id.clone(),
+        tool: ticket.tool.clone(),
+        decision: "approved".to_string(),
+        content,
+        is_error,
+        truncated: false,
+    };
+    store.append(lease, &entry, &[]).await?;
+    store
+        .advance_ticket(
+            lease,
+            &ticket.id,
+            TicketState::Executing,
+            TicketState::Completed,
+        )
+        .await?;
+    let end = match result {
+        Ok(output) => RunEnd::Completed { output },
+        Err(error) => RunEnd::Failed { error },
+    };
+    store.finish_run(lease, &end).await?;
+    Ok(())
+}
