@@ -671,3 +671,23 @@ async fn a_direct_call_of_a_gated_tool_gets_a_ticket_and_runs_once_decided() {
     assert!(blocked.text().contains("no receipt"));
     assert_eq!(fx.log.refunds(), vec![25_000]);
 }
+
+#[test]
+fn describe_shows_the_channel_of_each_gated_tool() {
+    let fx = Fixture::new();
+    let app = fx.app(&Arc::new(ScriptedModel::new([])), "w");
+    let text = app.describe();
+    assert!(
+        text.contains("approval: `ap-manager-channel` after every before hook allowed, when its condition holds"),
+        "{text}"
+    );
+    assert!(
+        text.contains("approval: `ap-hasty-channel` after every before hook allowed\n"),
+        "{text}"
+    );
+    let lookup = text.split("tool `ap-lookup-tool`").nth(1).unwrap();
+    assert!(
+        !lookup.split("tool `").next().unwrap().contains("approval:"),
+        "{text}"
+    );
+}

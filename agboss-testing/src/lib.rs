@@ -255,6 +255,7 @@ impl<T: Tool> ToolHarness<T> {
     }
 }
 
+pub mod approval;
 pub mod flaky;
 pub mod scripted;
 pub use scripted::ScriptedModel;

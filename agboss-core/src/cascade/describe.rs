@@ -85,6 +85,18 @@ fn render_tool(out: &mut String, tool: &BoundTool, indent: usize) {
     }
     let _ = writeln!(out);
     render_chain(out, &tool.chain, indent + 2);
+    if let Some(channel) = tool.meta.approval {
+        let when = if tool.meta.approval_when.is_some() {
+            ", when its condition holds"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{pad}  approval: `{}` after every before hook allowed{when}",
+            channel.name
+        );
+    }
 }
 
 fn render_chain(out: &mut String, chain: &Chain, indent: usize) {

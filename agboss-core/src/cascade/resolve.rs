@@ -383,6 +383,11 @@ impl Resolution {
         }
         self.services
             .ensure(meta.type_name, meta.deps, &mut Vec::new())?;
+        if let Some(channel) = meta.approval {
+            // The tool's approval channel is built from the same services, once per app.
+            self.services
+                .ensure(channel.name, channel.deps, &mut Vec::new())?;
+        }
         let slot = (meta.erased)().build_slot(&self.services).map_err(|e| {
             BuildError::ServiceConstruction {
                 service: meta.type_name,
