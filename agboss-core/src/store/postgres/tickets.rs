@@ -60,15 +60,19 @@ impl PostgresStore {
     ) -> Result<(), StoreError> {
         const OP: &str = "create ticket";
         let mut tx = self.begin(OP).await?;
-        let run = sqlx::query(concat!("SELECT thread_id FROM runs", fenced!(), " FOR SHARE"))
-            .bind(&lease.tenant)
-            .bind(&lease.run_id)
-            .bind(lease.token)
-            .bind(&lease.worker)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(backend(OP))?
-            .ok_or_else(|| lease_lost(lease))?;
+        let run = sqlx::query(concat!(
+            "SELECT thread_id FROM runs",
+            fenced!(),
+            " FOR SHARE"
+        ))
+        .bind(&lease.tenant)
+        .bind(&lease.run_id)
+        .bind(lease.token)
+        .bind(&lease.worker)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(backend(OP))?
+        .ok_or_else(|| lease_lost(lease))?;
         let thread_id: Option<String> = run.try_get(0).map_err(backend(OP))?;
         let done = sqlx::query(concat!(
             "INSERT INTO tickets (",
