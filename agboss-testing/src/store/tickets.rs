@@ -547,3 +547,31 @@ pub async fn delete_thread_removes_tickets<S: ThreadStore>(store: &S) {
     create(store, &again, &on("k1", "t1")).await;
     assert_eq!(ids(store, "acme", "r1").await, ["k1"]);
 }
+
+/// A ticket's thread is its run's, whatever the ticket said: so deleting the thread deletes it.
+pub async fn ticket_thread_is_the_runs<S: ThreadStore>(store: &S) {
+    thread(store, "acme", "t1").await;
+    let (_, on_thread) = begin(store, run_on("acme", "r1", "t1", "hi"), "w", LONG).await;
+    let (_, loose) = begin(store, NewRun::new("acme", "r2", "agent", "x"), "w", LONG).await;
+    create(store, &on_thread, &pending("k1")).await;
+    let mut elsewhere = pending("k2");
+    elsewhere.thread_id = Some("t1".into());
+    create(store, &loose, &elsewhere).await;
+    assert_eq!(
+        get(store, "acme", "k1").await.thread_id.as_deref(),
+        Some("t1")
+    );
+    assert_eq!(get(store, "acme", "k2").await.thread_id, None);
+    let end = RunEnd::Completed { output: "x".into() };
+    store.finish_run(&on_thread, &end).await.expect("finish");
+    store
+        .delete_thread("acme", "t1")
+        .await
+        .unwrap_or_else(|e| panic!("delete t1: {}", why(&e)));
+    assert_not_found("k1", store.ticket("acme", "k1").await, "k1");
+    assert_eq!(
+        ids(store, "acme", "r2").await,
+        ["k2"],
+        "another run's ticket is kept"
+    );
+}
