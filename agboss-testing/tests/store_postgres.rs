@@ -203,7 +203,7 @@ async fn tickets_decided_and_advanced_from_two_pools_have_one_winner() {
         .begin_run(NewRun::new("acme", "r1", "agent", "x"), "w", LONG)
         .await
         .unwrap();
-    let store = |i: usize| if i % 2 == 0 { &one } else { &two };
+    let store = |i: usize| if i.is_multiple_of(2) { &one } else { &two };
     for round in 0..10 {
         let id = format!("k{round}");
         one.create_ticket(&lease, &ticket(&id)).await.unwrap();
