@@ -9,11 +9,12 @@ use std::time::Duration;
 use agboss_core::model::Message;
 use agboss_core::store::{
     FORMAT_VERSION, NewRun, NewThread, PostgresStore, StepEntry, StoreError, ThreadStore,
+    TicketDecision, TicketState,
 };
 use futures::future::join_all;
 use sqlx::Row;
 use sqlx::postgres::PgPoolOptions;
-use support::{pg_url, unique};
+use support::{assert_corrupt_tickets_refused, pg_url, ticket, two_tickets, unique};
 
 const LONG: Duration = Duration::from_secs(600);
 
@@ -192,6 +193,121 @@ async fn appends_from_two_pools_under_one_lease_get_distinct_positions() {
     let msgs = two.messages("acme", "t1", None).await.unwrap();
     assert_eq!(msgs.len(), 41);
     assert!(msgs.iter().enumerate().all(|(i, m)| m.seq == i as u64));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tickets_decided_and_advanced_from_two_pools_have_one_winner() {
+    let Some(url) = pg_url() else { return };
+    let (one, two, _) = two_stores(&url).await;
+    let (_, lease) = one
+        .begin_run(NewRun::new("acme", "r1", "agent", "x"), "w", LONG)
+        .await
+        .unwrap();
+    let store = |i: usize| if i.is_multiple_of(2) { &one } else { &two };
+    for round in 0..10 {
+        let id = format!("k{round}");
+        one.create_ticket(&lease, &ticket(&id)).await.unwrap();
+        // A connection open for each racer, in both pools: the race starts on all of them.
+        for r in join_all((0..12).map(|i| store(i).ticket("acme", &id))).await {
+            r.unwrap();
+        }
+        let now = agboss_core::store::types::now_ms();
+        let decisions: Vec<_> = (0..12)
+            .map(|i| TicketDecision::Approved {
+                by: format!("approver-{i}"),
+            })
+            .collect();
+        let decided = join_all(
+            decisions
+                .iter()
+                .enumerate()
+                .map(|(i, d)| store(i).decide_ticket("acme", &id, d, now)),
+        )
+        .await;
+        let winners: Vec<_> = decided.iter().filter_map(|r| r.as_ref().ok()).collect();
+        assert_eq!(winners.len(), 1, "round {round}: one decision: {decided:?}");
+        for r in &decided {
+            assert!(
+                matches!(
+                    r,
+                    Ok(_)
+                        | Err(StoreError::TicketState {
+                            expected: TicketState::Pending,
+                            found: TicketState::Decided,
+                            ..
+                        })
+                ),
+                "{r:?}"
+            );
+        }
+        assert_eq!(two.ticket("acme", &id).await.unwrap(), *winners[0]);
+
+        let (d, e) = (TicketState::Decided, TicketState::Executing);
+        let advanced = join_all((0..12).map(|i| store(i).advance_ticket(&lease, &id, d, e))).await;
+        assert_eq!(
+            advanced.iter().filter(|r| r.is_ok()).count(),
+            1,
+            "round {round}: one resume: {advanced:?}"
+        );
+        for r in &advanced {
+            assert!(
+                matches!(
+                    r,
+                    Ok(_)
+                        | Err(StoreError::TicketState {
+                            expected: TicketState::Decided,
+                            found: TicketState::Executing,
+                            ..
+                        })
+                ),
+                "{r:?}"
+            );
+        }
+        let stored = one.ticket("acme", &id).await.unwrap();
+        assert_eq!(stored.state, e);
+        assert_eq!(stored.decision, winners[0].decision, "the decision is kept");
+    }
+}
+
+async fn ticket_rows(store: &PostgresStore) -> Vec<(String, String, Option<String>)> {
+    sqlx::query("SELECT id, state, decision FROM tickets ORDER BY id")
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_corrupt_ticket_is_refused_and_the_row_kept() {
+    let Some(url) = pg_url() else { return };
+    let (store, _, _) = two_stores(&url).await;
+    let lease = two_tickets(&store).await;
+    assert!(
+        sqlx::query("UPDATE tickets SET state = 'archived' WHERE id = 'k1'")
+            .execute(store.pool())
+            .await
+            .is_err(),
+        "the schema checks states"
+    );
+    // As a damaged database would hold it (this schema is the test's own).
+    for sql in [
+        "ALTER TABLE tickets DROP CONSTRAINT tickets_state_check",
+        "UPDATE tickets SET state = 'archived' WHERE id = 'k1'",
+        "UPDATE tickets SET decision = '{\"kind\":' WHERE id = 'k2'",
+    ] {
+        sqlx::query(sql).execute(store.pool()).await.unwrap();
+    }
+    let before = ticket_rows(&store).await;
+    assert_eq!(before[0].1, "archived");
+    assert_eq!(before[1].2.as_deref(), Some("{\"kind\":"));
+    assert_corrupt_tickets_refused(&store, &lease).await;
+    assert_eq!(
+        ticket_rows(&store).await,
+        before,
+        "the rows are kept as they were"
+    );
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use agboss_core::store::{
 };
 use futures::future::join_all;
 use sqlx::Row;
-use support::TempDir;
+use support::{TempDir, assert_corrupt_tickets_refused, two_tickets};
 
 const LONG: Duration = Duration::from_secs(600);
 
@@ -240,4 +240,55 @@ async fn two_stores_on_one_file_share_runs_and_leases() {
     seqs.sort_unstable();
     assert_eq!(seqs, (0..20).collect::<Vec<_>>());
     assert_eq!(two.messages("acme", "t1", None).await.unwrap().len(), 21);
+}
+
+async fn ticket_rows(store: &SqliteStore) -> Vec<(String, String, Option<String>)> {
+    sqlx::query("SELECT id, state, decision FROM tickets ORDER BY id")
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_corrupt_ticket_is_refused_and_the_row_kept() {
+    let store = SqliteStore::memory().await.unwrap();
+    let lease = two_tickets(&store).await;
+    // The schema refuses an unknown state: set one as a damaged file would hold it. (The
+    // in-memory store has one connection, so the pragma holds for the next statement.)
+    assert!(
+        sqlx::query("UPDATE tickets SET state = 'archived' WHERE id = 'k1'")
+            .execute(store.pool())
+            .await
+            .is_err(),
+        "the schema checks states"
+    );
+    for sql in [
+        "PRAGMA ignore_check_constraints = ON",
+        "UPDATE tickets SET state = 'archived' WHERE id = 'k1'",
+        "PRAGMA ignore_check_constraints = OFF",
+        "UPDATE tickets SET decision = '{\"kind\":\"maybe\"}' WHERE id = 'k2'",
+    ] {
+        sqlx::query(sql).execute(store.pool()).await.unwrap();
+    }
+    let before = ticket_rows(&store).await;
+    assert_eq!(
+        before,
+        [
+            ("k1".to_string(), "archived".to_string(), None),
+            (
+                "k2".into(),
+                "pending".into(),
+                Some("{\"kind\":\"maybe\"}".into())
+            ),
+        ]
+    );
+    assert_corrupt_tickets_refused(&store, &lease).await;
+    assert_eq!(
+        ticket_rows(&store).await,
+        before,
+        "the rows are kept as they were"
+    );
 }

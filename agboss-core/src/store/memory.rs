@@ -395,7 +395,7 @@ impl ThreadStore for MemoryStore {
 
     async fn create_ticket(&self, lease: &Lease, ticket: &Ticket) -> Result<(), StoreError> {
         let mut state = self.state();
-        state.leased(lease)?;
+        let thread_id = state.leased(lease)?.record.thread_id.clone();
         let k = key(&lease.tenant, &ticket.id);
         if state.tickets.contains_key(&k) {
             return Err(StoreError::TicketExists {
@@ -406,6 +406,7 @@ impl ThreadStore for MemoryStore {
         let mut ticket = ticket.clone();
         ticket.tenant = lease.tenant.clone();
         ticket.run_id = lease.run_id.clone();
+        ticket.thread_id = thread_id;
         let order = state.next_order;
         state.tickets.insert(k, (order, ticket));
         Ok(())

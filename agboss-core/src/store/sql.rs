@@ -3,7 +3,10 @@
 use std::time::Duration;
 
 use super::types::decode_message;
-use super::{JournalStep, Lease, RunRecord, RunStatus, StepEntry, StoreError, ThreadMessage};
+use super::{
+    JournalStep, Lease, RunRecord, RunStatus, StepEntry, StoreError, ThreadMessage, Ticket,
+    TicketDecision, TicketState,
+};
 
 /// The columns of `runs` that make a [`RunRecord`], in [`RunRow`] order.
 macro_rules! run_columns {
@@ -21,6 +24,15 @@ macro_rules! thread_columns {
     };
 }
 pub(super) use thread_columns;
+
+/// The columns of `tickets` that make a [`Ticket`], in [`TicketRow`] order.
+macro_rules! ticket_columns {
+    () => {
+        "tenant, id, thread_id, run_id, step_key, call_id, tool, channel, input, fingerprint, \
+         chain_digest, state, decision, created_at_ms, expires_at_ms"
+    };
+}
+pub(super) use ticket_columns;
 
 /// The most rows a `LIMIT` reads (SQL limits are signed).
 pub(super) fn sql_limit(limit: Option<u64>) -> i64 {
@@ -116,6 +128,84 @@ impl ThreadRow {
             created_at_ms: self.created_at_ms,
         })
     }
+}
+
+/// A `tickets` row as read.
+pub(super) struct TicketRow {
+    pub tenant: String,
+    pub id: String,
+    pub thread_id: Option<String>,
+    pub run_id: String,
+    pub step_key: String,
+    pub call_id: String,
+    pub tool: String,
+    pub channel: String,
+    pub input: String,
+    pub fingerprint: String,
+    pub chain_digest: String,
+    pub state: String,
+    pub decision: Option<String>,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+}
+
+impl TicketRow {
+    /// The ticket: an unknown state or an unreadable decision is [`StoreError::Corrupt`].
+    pub fn into_ticket(self) -> Result<Ticket, StoreError> {
+        Ok(Ticket {
+            state: TicketState::parse(&self.state)?,
+            decision: self
+                .decision
+                .as_deref()
+                .map(TicketDecision::decode)
+                .transpose()?,
+            id: self.id,
+            tenant: self.tenant,
+            thread_id: self.thread_id,
+            run_id: self.run_id,
+            step_key: self.step_key,
+            call_id: self.call_id,
+            tool: self.tool,
+            channel: self.channel,
+            input: self.input,
+            fingerprint: self.fingerprint,
+            chain_digest: self.chain_digest,
+            created_at_ms: self.created_at_ms,
+            expires_at_ms: self.expires_at_ms,
+        })
+    }
+}
+
+/// No ticket of that id for the tenant (or, for a leased write, of the lease's run).
+pub(super) fn ticket_not_found(ticket_id: &str) -> StoreError {
+    StoreError::TicketNotFound {
+        ticket_id: ticket_id.to_string(),
+    }
+}
+
+/// Why `ticket` cannot be decided at `now_ms`: it is not pending (checked first, as
+/// [`MemoryStore`](super::MemoryStore) does), or it expired (`now_ms >= expires_at_ms`).
+pub(super) fn undecidable(ticket: &Ticket, now_ms: i64) -> Option<StoreError> {
+    if ticket.state != TicketState::Pending {
+        return Some(StoreError::TicketState {
+            ticket_id: ticket.id.clone(),
+            expected: TicketState::Pending,
+            found: ticket.state,
+        });
+    }
+    (now_ms >= ticket.expires_at_ms).then(|| StoreError::TicketExpired {
+        ticket_id: ticket.id.clone(),
+        expires_at_ms: ticket.expires_at_ms,
+    })
+}
+
+/// Why `ticket` cannot move from `from`: it is in another state.
+pub(super) fn not_in_state(ticket: &Ticket, from: TicketState) -> Option<StoreError> {
+    (ticket.state != from).then(|| StoreError::TicketState {
+        ticket_id: ticket.id.clone(),
+        expected: from,
+        found: ticket.state,
+    })
 }
 
 /// A `messages` row, decoded.

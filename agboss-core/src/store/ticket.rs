@@ -1,7 +1,9 @@
 //! Approval tickets: a gated tool call waiting for a human decision, bound to the exact call.
 use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
 
 use super::error::StoreError;
+use super::types::now_ms;
 
 /// Where a ticket is. Moves only forward, by compare-and-swap:
 /// `Pending → Decided → Executing → Completed`, or `Pending → Superseded` when the call's
@@ -133,4 +135,48 @@ pub struct Ticket {
     pub created_at_ms: i64,
     /// After this, it cannot be decided, ms since the epoch.
     pub expires_at_ms: i64,
+}
+
+impl Ticket {
+    /// A pending ticket `id` for a call of `tool` on `input` (the canonical JSON of its validated
+    /// input), with `fingerprint` the SHA-256 of `input`. Created now, it never expires until
+    /// `expires_at_ms` is set; the call (`step_key`, `call_id`), `channel` and `chain_digest`
+    /// are empty until set. The tenant and run are the lease's, set by
+    /// [`ThreadStore::create_ticket`](super::ThreadStore::create_ticket).
+    ///
+    /// ```
+    /// use agboss_core::store::{Ticket, TicketState};
+    /// let mut ticket = Ticket::pending("tk1", "refund", r#"{"amount":10}"#);
+    /// ticket.expires_at_ms = ticket.created_at_ms + 60_000;
+    /// assert_eq!(ticket.state, TicketState::Pending);
+    /// assert_eq!(ticket.fingerprint.len(), 64);
+    /// ```
+    pub fn pending(
+        id: impl Into<String>,
+        tool: impl Into<String>,
+        input: impl Into<String>,
+    ) -> Self {
+        let input = input.into();
+        let fingerprint = Sha256::digest(input.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Self {
+            id: id.into(),
+            tenant: String::new(),
+            thread_id: None,
+            run_id: String::new(),
+            step_key: String::new(),
+            call_id: String::new(),
+            tool: tool.into(),
+            channel: String::new(),
+            input,
+            fingerprint,
+            chain_digest: String::new(),
+            state: TicketState::Pending,
+            decision: None,
+            created_at_ms: now_ms(),
+            expires_at_ms: i64::MAX,
+        }
+    }
 }

@@ -22,6 +22,7 @@ use futures::future::BoxFuture;
 
 mod leases;
 mod threads;
+mod tickets;
 
 pub use leases::{
     append_is_atomic, concurrent_appends_get_distinct_seqs, finished_run_cannot_resume,
@@ -33,6 +34,14 @@ pub use threads::{
     delete_thread_removes_messages_runs_and_steps, foreign_tenant_sees_nothing, messages_limit,
     missing_thread_or_run, new_run_appends_input_and_records_history, thread_busy, thread_exists,
     threads_per_tenant,
+};
+pub use tickets::{
+    advance_is_a_compare_and_swap, concurrent_advances_have_one_winner,
+    concurrent_decides_have_one_winner, delete_thread_removes_tickets, duplicate_ticket_refused,
+    expired_ticket_cannot_be_decided, foreign_ticket_not_found,
+    run_tickets_oldest_first_per_tenant_and_run, stale_lease_creates_or_advances_nothing,
+    superseded_ticket_cannot_be_decided, ticket_decided_once, ticket_thread_is_the_runs,
+    tickets_round_trip_with_the_leases_tenant_and_run,
 };
 
 /// A check: run on a store of its own, panics on a failure.
@@ -70,6 +79,19 @@ checks!(
     release_frees_the_lease,
     finished_run_cannot_resume,
     resumable_runs_lists_expired_or_released_only,
+    tickets_round_trip_with_the_leases_tenant_and_run,
+    run_tickets_oldest_first_per_tenant_and_run,
+    foreign_ticket_not_found,
+    stale_lease_creates_or_advances_nothing,
+    duplicate_ticket_refused,
+    ticket_decided_once,
+    expired_ticket_cannot_be_decided,
+    advance_is_a_compare_and_swap,
+    superseded_ticket_cannot_be_decided,
+    concurrent_decides_have_one_winner,
+    concurrent_advances_have_one_winner,
+    delete_thread_removes_tickets,
+    ticket_thread_is_the_runs,
 );
 
 /// Runs every check of the suite, each on a store `fresh` makes, and panics naming the checks

@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use agboss_core::store::{PostgresStore, SqliteStore};
+use agboss_core::store::{
+    Lease, NewRun, PostgresStore, SqliteStore, StoreError, ThreadStore, Ticket, TicketDecision,
+    TicketState,
+};
 
 /// The variable naming the PostgreSQL server of the tests.
 pub const PG_URL_VAR: &str = "AGBOSS_TEST_POSTGRES_URL";
@@ -74,4 +77,60 @@ pub async fn pg_fresh(url: &str) -> PostgresStore {
     PostgresStore::connect_with_schema(url, &schema)
         .await
         .unwrap_or_else(|e| panic!("connect to {url} in schema {schema}: {e:?}"))
+}
+
+/// A pending ticket `id` expiring in an hour.
+pub fn ticket(id: &str) -> Ticket {
+    let mut ticket = Ticket::pending(id, "refund", r#"{"amount":10}"#);
+    ticket.expires_at_ms = ticket.created_at_ms + 3_600_000;
+    ticket
+}
+
+/// A run `acme/r1` with the pending tickets `k1` and `k2`; its lease.
+pub async fn two_tickets<S: ThreadStore>(store: &S) -> Lease {
+    let (_, lease) = store
+        .begin_run(
+            NewRun::new("acme", "r1", "agent", "x"),
+            "w",
+            std::time::Duration::from_secs(600),
+        )
+        .await
+        .expect("begin run");
+    for id in ["k1", "k2"] {
+        store
+            .create_ticket(&lease, &ticket(id))
+            .await
+            .expect("create ticket");
+    }
+    lease
+}
+
+/// With `k1`'s state an unknown name and `k2`'s decision unreadable (as the caller stored
+/// them): every ticket operation that reads them is refused with `Corrupt` naming what is
+/// wrong, and none panics. (The caller checks the rows are unchanged.)
+pub async fn assert_corrupt_tickets_refused<S: ThreadStore>(store: &S, lease: &Lease) {
+    #[track_caller]
+    fn corrupt<T: std::fmt::Debug>(what: &str, expected: &str, result: Result<T, StoreError>) {
+        match result {
+            Err(StoreError::Corrupt { what: w, .. }) => assert_eq!(w, expected, "{what}"),
+            other => panic!("{what}: expected Corrupt, got {other:?}"),
+        }
+    }
+    let approve = TicketDecision::Approved { by: "a".into() };
+    let now = agboss_core::store::types::now_ms();
+    let (p, s) = (TicketState::Pending, TicketState::Superseded);
+    for (id, what) in [("k1", "ticket state"), ("k2", "ticket decision")] {
+        corrupt(id, what, store.ticket("acme", id).await);
+        corrupt(
+            id,
+            what,
+            store.decide_ticket("acme", id, &approve, now).await,
+        );
+        corrupt(id, what, store.advance_ticket(lease, id, p, s).await);
+    }
+    corrupt(
+        "list",
+        "ticket state",
+        store.run_tickets("acme", "r1").await,
+    );
 }

@@ -38,6 +38,7 @@ macro_rules! fenced {
 
 mod begin;
 mod ops;
+mod tickets;
 
 /// The schema migrations of `migrations/postgres`.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");

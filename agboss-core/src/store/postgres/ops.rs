@@ -4,7 +4,8 @@
 //! run's row with the fenced update, then its thread's row to number the messages; `begin_run`
 //! locks an existing run's row (to take the lease over), or, for a new run, the thread's row only
 //! (the run's row does not exist yet); `delete_thread` locks the thread's row and touches only
-//! finished runs, which no leased write waits for.
+//! finished runs, which no leased write waits for. The ticket writes (`tickets.rs`) lock run
+//! before ticket, and `decide_ticket` the ticket's row only.
 use std::time::Duration;
 
 use sqlx::postgres::PgRow;
@@ -19,7 +20,7 @@ use crate::store::sql::{
 use crate::store::types::{encode_message, random_id};
 use crate::store::{
     FORMAT_VERSION, JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, RunStatus, StepEntry,
-    StoreError, ThreadInfo, ThreadMessage, ThreadStore,
+    StoreError, ThreadInfo, ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketState,
 };
 
 const SELECT_THREAD: &str = concat!(
@@ -161,6 +162,8 @@ impl ThreadStore for PostgresStore {
             });
         }
         for sql in [
+            "DELETE FROM tickets WHERE tenant = $1 AND run_id IN \
+             (SELECT run_id FROM runs WHERE tenant = $1 AND thread_id = $2)",
             "DELETE FROM steps WHERE tenant = $1 AND run_id IN \
              (SELECT run_id FROM runs WHERE tenant = $1 AND thread_id = $2)",
             "DELETE FROM runs WHERE tenant = $1 AND thread_id = $2",
@@ -381,6 +384,39 @@ impl ThreadStore for PostgresStore {
             false,
         )
         .await
+    }
+
+    async fn create_ticket(&self, lease: &Lease, ticket: &Ticket) -> Result<(), StoreError> {
+        self.insert_ticket(lease, ticket).await
+    }
+
+    async fn ticket(&self, tenant: &str, ticket_id: &str) -> Result<Ticket, StoreError> {
+        self.read_ticket(tenant, ticket_id).await
+    }
+
+    async fn run_tickets(&self, tenant: &str, run_id: &str) -> Result<Vec<Ticket>, StoreError> {
+        self.list_run_tickets(tenant, run_id).await
+    }
+
+    async fn decide_ticket(
+        &self,
+        tenant: &str,
+        ticket_id: &str,
+        decision: &TicketDecision,
+        now_ms: i64,
+    ) -> Result<Ticket, StoreError> {
+        self.cas_decide_ticket(tenant, ticket_id, decision, now_ms)
+            .await
+    }
+
+    async fn advance_ticket(
+        &self,
+        lease: &Lease,
+        ticket_id: &str,
+        from: TicketState,
+        to: TicketState,
+    ) -> Result<Ticket, StoreError> {
+        self.cas_advance_ticket(lease, ticket_id, from, to).await
     }
 }
 

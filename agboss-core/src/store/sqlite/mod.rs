@@ -11,7 +11,16 @@ use tokio::sync::{Mutex, MutexGuard};
 use super::StoreError;
 use super::sql::{RunRow, ThreadRow, backend, schema_error};
 
+/// The fence of every leased write: the run is still running and leased to this token and worker.
+macro_rules! fenced {
+    () => {
+        " WHERE tenant = $1 AND run_id = $2 AND status = 'running' AND lease_token = $3 \
+         AND lease_worker = $4"
+    };
+}
+
 mod ops;
+mod tickets;
 
 /// The schema migrations of `migrations/sqlite`.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");

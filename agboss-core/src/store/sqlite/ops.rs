@@ -13,7 +13,7 @@ use crate::store::sql::{
 use crate::store::types::{encode_message, now_ms, random_id};
 use crate::store::{
     FORMAT_VERSION, JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, RunStatus, StepEntry,
-    StoreError, ThreadInfo, ThreadMessage, ThreadStore,
+    StoreError, ThreadInfo, ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketState,
 };
 
 const SELECT_RUN: &str = concat!(
@@ -29,13 +29,6 @@ const SELECT_THREAD: &str = concat!(
 /// The oldest unfinished run of a thread.
 const RUNNING_RUN_OF_THREAD: &str = "SELECT run_id FROM runs \
      WHERE tenant = $1 AND thread_id = $2 AND status = 'running' ORDER BY ord LIMIT 1";
-/// The fence of every leased write: the run is still running and leased to this token and worker.
-macro_rules! fenced {
-    () => {
-        " WHERE tenant = $1 AND run_id = $2 AND status = 'running' AND lease_token = $3 \
-         AND lease_worker = $4"
-    };
-}
 
 impl SqliteStore {
     async fn thread_exists(&self, tenant: &str, thread_id: &str) -> Result<(), StoreError> {
@@ -168,6 +161,8 @@ impl ThreadStore for SqliteStore {
             });
         }
         for sql in [
+            "DELETE FROM tickets WHERE tenant = $1 AND run_id IN \
+             (SELECT run_id FROM runs WHERE tenant = $1 AND thread_id = $2)",
             "DELETE FROM steps WHERE tenant = $1 AND run_id IN \
              (SELECT run_id FROM runs WHERE tenant = $1 AND thread_id = $2)",
             "DELETE FROM runs WHERE tenant = $1 AND thread_id = $2",
@@ -476,6 +471,39 @@ impl ThreadStore for SqliteStore {
             None,
         )
         .await
+    }
+
+    async fn create_ticket(&self, lease: &Lease, ticket: &Ticket) -> Result<(), StoreError> {
+        self.insert_ticket(lease, ticket).await
+    }
+
+    async fn ticket(&self, tenant: &str, ticket_id: &str) -> Result<Ticket, StoreError> {
+        self.read_ticket(tenant, ticket_id).await
+    }
+
+    async fn run_tickets(&self, tenant: &str, run_id: &str) -> Result<Vec<Ticket>, StoreError> {
+        self.list_run_tickets(tenant, run_id).await
+    }
+
+    async fn decide_ticket(
+        &self,
+        tenant: &str,
+        ticket_id: &str,
+        decision: &TicketDecision,
+        now_ms: i64,
+    ) -> Result<Ticket, StoreError> {
+        self.cas_decide_ticket(tenant, ticket_id, decision, now_ms)
+            .await
+    }
+
+    async fn advance_ticket(
+        &self,
+        lease: &Lease,
+        ticket_id: &str,
+        from: TicketState,
+        to: TicketState,
+    ) -> Result<Ticket, StoreError> {
+        self.cas_advance_ticket(lease, ticket_id, from, to).await
     }
 }
 
