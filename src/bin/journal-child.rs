@@ -11,6 +11,12 @@
 //! dead worker's lease expires) and prints `ANSWER <text>`, `REPLAYED <steps>` and
 //! `MESSAGES <thread length>`.
 //!
+//! `journal-child approval-wait <store> <schema> <counter-file> <run-id>` runs a payout whose tool
+//! needs a manager's approval: the run stops with a pending ticket; the child prints
+//! `PENDING <ticket-id>` and waits to be killed. `journal-child approval-decide ... <run-id>
+//! <ticket-id>` approves the ticket as a manager from another process and resumes the run,
+//! printing `ANSWER <text>` and `TICKET <state>`.
+//!
 //! `<store>` is `sqlite:<path>` or a `postgres://` URL (`<schema>` then names the schema).
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -18,10 +24,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agboss_core::dto::Dto;
+use agboss_core::engine::Decision;
 use agboss_core::engine::{RunContext, RunError, Target};
 use agboss_core::model::SharedChatModel;
+use agboss_core::store::Ticket;
 use agboss_core::store::{NewThread, PostgresStore, SharedStore, SqliteStore, StoreError};
-use agboss_core::{App, ToolError, ToolHandler, agent, injectable, tool};
+use agboss_core::{
+    App, ApprovalChannel, Approver, ChannelError, ToolError, ToolHandler, agent, channel,
+    injectable, tool,
+};
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use serde_json::json;
 
@@ -57,6 +68,43 @@ impl ToolHandler<KcOrderDto, KcOrderDto> for KcRefundTool {
         tools = [KcRefundTool])]
 pub struct KcDeskAgent;
 
+/// Managers of the ticket's tenant approve payouts.
+#[channel(name = "kc-manager-channel", description = "Managers approve payouts")]
+pub struct KcManagerChannel;
+
+impl ApprovalChannel for KcManagerChannel {
+    async fn notify(&self, ticket: &Ticket) -> Result<(), ChannelError> {
+        eprintln!("manager-channel: ticket {} for {}", ticket.id, ticket.tool);
+        Ok(())
+    }
+    async fn authorize(&self, approver: &Approver, ticket: &Ticket) -> Result<bool, ChannelError> {
+        Ok(approver.has_role("manager") && approver.tenant.as_deref() == Some(&ticket.tenant))
+    }
+}
+
+/// Pays out (appending to the counter file), once a manager approved.
+#[tool(name = "kc-payout-tool", description = "Pays a customer out", input = KcOrderDto,
+       output = KcOrderDto, deps = [KcCounter], approval = KcManagerChannel)]
+pub struct KcPayoutTool {
+    counter: Arc<KcCounter>,
+}
+
+impl ToolHandler<KcOrderDto, KcOrderDto> for KcPayoutTool {
+    async fn run(&self, input: KcOrderDto) -> Result<KcOrderDto, ToolError> {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.counter.0)?;
+        writeln!(file, "payout {}", input.order_id)?;
+        file.sync_all()?;
+        Ok(input)
+    }
+}
+
+#[agent(name = "kc-payout-agent", description = "Pays customers out", instructions = "Help.",
+        tools = [KcPayoutTool])]
+pub struct KcPayoutAgent;
+
 async fn open(url: &str, schema: &str) -> Result<SharedStore, StoreError> {
     Ok(match url.strip_prefix("sqlite:") {
         Some(path) => SharedStore::new(SqliteStore::open(path).await?),
@@ -67,11 +115,33 @@ async fn open(url: &str, schema: &str) -> Result<SharedStore, StoreError> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [mode, url, schema, counter, run_id] = args.as_slice() else {
-        eprintln!("usage: journal-child <crash|resume> <store> <schema> <counter-file> <run-id>");
-        return ExitCode::from(2);
+    let (mode, url, schema, counter, run_id, ticket) = match args.as_slice() {
+        [mode, url, schema, counter, run_id] => (mode, url, schema, counter, run_id, None),
+        [mode, url, schema, counter, run_id, ticket] => {
+            (mode, url, schema, counter, run_id, Some(ticket))
+        }
+        _ => {
+            eprintln!(
+                "usage: journal-child <crash|resume|approval-wait|approval-decide> <store> <schema> <counter-file> <run-id> [ticket-id]"
+            );
+            return ExitCode::from(2);
+        }
     };
-    match run(mode, url, schema, counter, run_id).await {
+    let result = match mode.as_str() {
+        "approval-wait" | "approval-decide" => {
+            approval(
+                mode,
+                url,
+                schema,
+                counter,
+                run_id,
+                ticket.map(String::as_str),
+            )
+            .await
+        }
+        _ => run(mode, url, schema, counter, run_id).await,
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("journal-child {mode}: {err}");
@@ -142,5 +212,62 @@ async fn run(
     println!("ANSWER {}", out.text);
     println!("REPLAYED {}", out.replayed_steps);
     println!("MESSAGES {}", messages.len());
+    Ok(())
+}
+
+async fn approval(
+    mode: &str,
+    url: &str,
+    schema: &str,
+    counter: &str,
+    run_id: &str,
+    ticket: Option<&str>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let store = open(url, schema).await?;
+    let model = Arc::new(match mode {
+        "approval-wait" => ScriptedModel::new([Turn::tool_call(
+            "kc-payout-tool",
+            json!({ "orderId": "ACME-9" }),
+        )]),
+        _ => ScriptedModel::new([Turn::text("Payout done.")]),
+    });
+    let app = App::builder()
+        .agent::<KcPayoutAgent>()
+        .provide(KcCounter(counter.into()))
+        .shared_model(Arc::clone(&model) as SharedChatModel)
+        .store(store)
+        .worker_id(format!("{mode}-{}", std::process::id()))
+        .lease_ttl(Duration::from_millis(600))
+        .build()?;
+    let ctx = RunContext::new().tenant("acme");
+    if mode == "approval-wait" {
+        app.threads("acme")
+            .create(NewThread::new().id("t2"))
+            .await?;
+        let err = app
+            .execute(
+                Target::agent::<KcPayoutAgent>(),
+                "Please pay ACME-9 out",
+                ctx.clone().thread("t2").run_id(run_id),
+            )
+            .await
+            .expect_err("the payout waits for a manager");
+        let RunError::AwaitingApproval { tickets, .. } = err else {
+            return Err(err.into());
+        };
+        println!("PENDING {}", tickets[0].id);
+        std::io::stdout().flush().ok();
+        std::future::pending::<()>().await;
+    }
+    let ticket = ticket.ok_or("approval-decide needs the ticket id")?;
+    let manager = Approver::new("maria").tenant("acme").role("manager");
+    let out = app
+        .resume("t2", Decision::approve(ticket).by(manager), ctx.clone())
+        .await?;
+    let state = agboss_core::store::ThreadStore::ticket(app.store().unwrap(), "acme", ticket)
+        .await?
+        .state;
+    println!("ANSWER {}", out.text);
+    println!("TICKET {}", state.as_str());
     Ok(())
 }
