@@ -1,5 +1,6 @@
 //! A support desk: an application with a workflow, a router in front of two agents, four tools,
-//! and interceptors at every level of the cascade (one of them excluded below).
+//! interceptors at every level of the cascade (one of them excluded below), and a human approval
+//! channel on refunds.
 //!
 //! ```text
 //! support-desk-application          audit, pii-redaction
@@ -9,15 +10,54 @@
 //!       └─ shipping-agent                                  tools: lookup-order, track-shipment
 //!                                                          (track-shipment excludes support-hours)
 //! lookup-order-tool                 order-ownership
+//! refund-order-tool                 order-ownership        approval: manager-channel, above 100.00
 //! ```
+//!
+//! Refunds have two limits:
+//!
+//! - **Manager approval** ([`ManagerChannel`]): a refund above
+//!   [`REFUND_APPROVAL_LIMIT_CENTS`] (100.00) does not run on the model's word. Once every
+//!   `before_tool_call` of its chain allowed it, a ticket bound to the exact call is stored, the
+//!   channel is told (it puts the ticket in the [`ManagerInbox`]) and the run waits; a
+//!   `manager` of the ticket's tenant approves (or rejects, or edits) it and the run is resumed:
+//!   the approved call goes through its whole chain again and runs once.
+//! - **Hard block** ([`RefundLimitToolInterceptor`], on the billing agent): what no manager may
+//!   approve. A refund above what is left to refund on the order (its total minus what was
+//!   refunded already, see [`OrderStore`]) or above the [`REFUND_HARD_CAP_CENTS`] (1,000.00)
+//!   hard cap is blocked. The before chain runs before the approval point, so a blocked call
+//!   never creates a ticket and never wakes a manager. (The hard block is the billing agent's:
+//!   a direct call of `refund-order-tool`, outside the agent, only has the approval.)
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use agboss_core::dto::Dto;
+use agboss_core::store::Ticket;
 use agboss_core::{
-    AfterToolCall, BeforeToolCall, InterceptorError, TenantContext, ToolCallContext,
-    ToolCallDecision, ToolCallResultContext, ToolError, ToolHandler, ToolOutput, agent,
-    application, injectable, router, tool, tool_interceptor, workflow,
+    AfterToolCall, ApprovalChannel, Approver, BeforeToolCall, ChannelError, InterceptorError,
+    TenantContext, ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolError,
+    ToolHandler, ToolOutput, agent, application, channel, injectable, router, tool,
+    tool_interceptor, workflow,
 };
+
+/// Refunds above this (100.00) wait for a manager's approval.
+pub const REFUND_APPROVAL_LIMIT_CENTS: i64 = 10_000;
+/// Refunds above this (1,000.00) are blocked, whoever would approve them.
+pub const REFUND_HARD_CAP_CENTS: i64 = 100_000;
+
+/// Cents as money: `12500` is `"125.00"`, `240000` is `"2,400.00"`, `-50` is `"-0.50"`.
+pub fn money(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    let cents = cents.unsigned_abs();
+    let units = (cents / 100).to_string();
+    let mut grouped = String::new();
+    for (i, c) in units.chars().enumerate() {
+        if i > 0 && (units.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{sign}{grouped}.{:02}", cents % 100)
+}
 
 // ---------------------------------------------------------------- DTOs
 
@@ -118,21 +158,89 @@ impl AuditLog {
     }
 }
 
-/// The order store (in memory).
-#[injectable]
-pub struct OrderStore;
+/// The order store (in memory, an app-wide singleton): every order `TENANT-n` exists and totals
+/// 125.00, except order 7 of each tenant, a 2,400.00 sofa. It remembers what was refunded.
+#[injectable(default)]
+#[derive(Default)]
+pub struct OrderStore {
+    refunded: Mutex<HashMap<String, i64>>,
+}
 
 impl OrderStore {
     /// An order by id.
     pub fn find(&self, order_id: &str) -> Option<OrderDto> {
-        let (tenant, _) = order_id.split_once('-')?;
+        let (tenant, number) = order_id.split_once('-')?;
+        let amount_cents = if number == "7" { 240_000 } else { 12_500 };
+        let refunded = self.refunded(order_id);
         Some(OrderDto {
             order_id: order_id.to_string(),
             customer_email: format!("jane.doe@{}.example", tenant.to_lowercase()),
-            amount_cents: 12_500,
-            status: "paid".into(),
+            amount_cents,
+            status: if refunded >= amount_cents {
+                "refunded"
+            } else {
+                "paid"
+            }
+            .into(),
         })
     }
+    /// What was refunded on an order so far, in cents.
+    pub fn refunded(&self, order_id: &str) -> i64 {
+        let refunded = self.refunded.lock().expect("order store lock");
+        refunded.get(order_id).copied().unwrap_or(0)
+    }
+    /// Records a refund.
+    pub fn record_refund(&self, order_id: &str, cents: i64) {
+        let mut refunded = self.refunded.lock().expect("order store lock");
+        *refunded.entry(order_id.to_string()).or_insert(0) += cents;
+    }
+}
+
+/// The managers' inbox (an app-wide singleton): every ticket [`ManagerChannel`] was told of, in
+/// order. A real desk would page someone; the demo and the tests read it.
+#[injectable(default)]
+#[derive(Default)]
+pub struct ManagerInbox {
+    tickets: Mutex<Vec<Ticket>>,
+}
+
+impl ManagerInbox {
+    /// Every ticket the channel was told of, in order.
+    pub fn tickets(&self) -> Vec<Ticket> {
+        self.tickets.lock().expect("manager inbox lock").clone()
+    }
+    fn push(&self, ticket: &Ticket) {
+        self.tickets
+            .lock()
+            .expect("manager inbox lock")
+            .push(ticket.clone());
+    }
+}
+
+// ---------------------------------------------------------------- approval
+
+/// Billing managers approve large refunds: told of a ticket, it puts it in the
+/// [`ManagerInbox`]; only an approver with role `manager` of the ticket's own tenant may decide
+/// one.
+#[channel(name = "manager-channel", description = "Billing managers approve refunds above 100.00",
+          deps = [ManagerInbox])]
+pub struct ManagerChannel {
+    inbox: Arc<ManagerInbox>,
+}
+
+impl ApprovalChannel for ManagerChannel {
+    async fn notify(&self, ticket: &Ticket) -> Result<(), ChannelError> {
+        self.inbox.push(ticket);
+        Ok(())
+    }
+    async fn authorize(&self, approver: &Approver, ticket: &Ticket) -> Result<bool, ChannelError> {
+        Ok(approver.has_role("manager") && approver.tenant.as_deref() == Some(&*ticket.tenant))
+    }
+}
+
+/// When a refund needs a manager: above [`REFUND_APPROVAL_LIMIT_CENTS`].
+pub fn needs_manager_approval(refund: &RefundInputDto) -> bool {
+    refund.amount_cents > REFUND_APPROVAL_LIMIT_CENTS
 }
 
 // ---------------------------------------------------------------- tools
@@ -153,14 +261,19 @@ impl ToolHandler<OrderRefDto, OrderDto> for LookupOrderTool {
     }
 }
 
-/// Refunds (part of) an order.
+/// Refunds (part of) an order. Above 100.00 it waits for a manager ([`ManagerChannel`]).
 #[tool(name = "refund-order-tool", description = "Refunds an order, fully or in part",
-       input = RefundInputDto, output = RefundReceiptDto,
-       tool_interceptors = [OrderOwnershipToolInterceptor])]
-pub struct RefundOrderTool;
+       input = RefundInputDto, output = RefundReceiptDto, deps = [OrderStore],
+       tool_interceptors = [OrderOwnershipToolInterceptor],
+       approval = ManagerChannel, approval_when = needs_manager_approval)]
+pub struct RefundOrderTool {
+    store: Arc<OrderStore>,
+}
 
 impl ToolHandler<RefundInputDto, RefundReceiptDto> for RefundOrderTool {
     async fn run(&self, input: RefundInputDto) -> Result<RefundReceiptDto, ToolError> {
+        self.store
+            .record_refund(&input.order_id, input.amount_cents);
         Ok(RefundReceiptDto {
             order_id: input.order_id,
             refunded_cents: input.amount_cents,
@@ -306,12 +419,15 @@ impl BeforeToolCall for SupportHoursToolInterceptor {
     }
 }
 
-/// Agent level (billing): refunds above 100.00 are a hard block.
-#[tool_interceptor(
-    name = "refund-limit-tool-interceptor",
-    description = "Blocks refunds above 100.00"
-)]
-pub struct RefundLimitToolInterceptor;
+/// Agent level (billing): the hard block no manager may approve. A refund above what is left to
+/// refund on the order, or above the [`REFUND_HARD_CAP_CENTS`] (1,000.00) cap, is blocked;
+/// anything else is allowed (above 100.00 it then waits for a manager).
+#[tool_interceptor(name = "refund-limit-tool-interceptor",
+                   description = "Blocks refunds above what was paid or above the 1,000.00 hard cap",
+                   deps = [OrderStore])]
+pub struct RefundLimitToolInterceptor {
+    store: Arc<OrderStore>,
+}
 
 impl BeforeToolCall for RefundLimitToolInterceptor {
     async fn before_tool_call(
@@ -321,10 +437,27 @@ impl BeforeToolCall for RefundLimitToolInterceptor {
         let Some(refund) = call.input_ref::<RefundInputDto>() else {
             return Ok(ToolCallDecision::allow());
         };
-        Ok(if refund.amount_cents > 10_000 {
+        let Some(order) = self.store.find(&refund.order_id) else {
+            return Ok(ToolCallDecision::block(format!(
+                "there is no order {}",
+                refund.order_id
+            )));
+        };
+        let refunded = self.store.refunded(&order.order_id);
+        let left = order.amount_cents - refunded;
+        Ok(if refund.amount_cents > REFUND_HARD_CAP_CENTS {
             ToolCallDecision::block(format!(
-                "refund of {} cents exceeds the 10000 cents limit",
-                refund.amount_cents
+                "a refund of {} is above the {} hard cap, which no manager can lift",
+                money(refund.amount_cents),
+                money(REFUND_HARD_CAP_CENTS)
+            ))
+        } else if refund.amount_cents > left {
+            ToolCallDecision::block(format!(
+                "a refund of {} on {} is more than the {} left of the {} paid",
+                money(refund.amount_cents),
+                order.order_id,
+                money(left),
+                money(order.amount_cents)
             ))
         } else {
             ToolCallDecision::allow()
@@ -362,7 +495,7 @@ impl BeforeToolCall for OrderOwnershipToolInterceptor {
 
 /// Handles money questions.
 #[agent(name = "billing-agent", description = "Answers billing questions and issues refunds",
-        instructions = "You are the billing desk. Look orders up before refunding; never refund more than was paid.",
+        instructions = "You are the billing desk. Look orders up before refunding; never refund more than was paid. Refunds above 100.00 wait for a manager's approval.",
         tools = [LookupOrderTool, RefundOrderTool],
         tool_interceptors = [RefundLimitToolInterceptor], max_turns = 6)]
 pub struct BillingAgent;

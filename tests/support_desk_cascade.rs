@@ -1,9 +1,9 @@
 //! The support-desk application: its resolved cascade (snapshot) and its guards at work.
 use std::sync::Arc;
 
-use agboss_core::{App, BlockKind, CallOutcome, Rendered};
+use agboss_core::{App, BlockKind, CallDecision, CallOutcome, FailureKind, Rendered};
 use agboss_e2e::support_desk::{
-    AuditLog, BillingAgent, SupportClock, SupportDeskApplication, SupportWorkflow,
+    AuditLog, BillingAgent, OrderStore, SupportClock, SupportDeskApplication, SupportWorkflow,
 };
 
 fn app() -> App {
@@ -19,7 +19,8 @@ fn describe_renders_every_path_chain_origin_and_exclusion() {
 }
 
 #[tokio::test]
-async fn tool_level_guard_replies_to_the_model_and_the_agent_guard_blocks() {
+async fn tool_level_guard_replies_to_the_model_and_the_agent_guard_blocks_what_no_manager_may_approve()
+ {
     let app = app();
     let billing = app.agent_in::<SupportWorkflow, BillingAgent>().unwrap();
     let lookup = billing.tool("lookup-order-tool").unwrap();
@@ -49,6 +50,7 @@ async fn tool_level_guard_replies_to_the_model_and_the_agent_guard_blocks() {
         "{text}"
     );
 
+    // The agent guard hard-blocks what no manager may approve: more than was paid...
     let refund = billing.tool("refund-order-tool").unwrap();
     let err = refund
         .call(
@@ -62,14 +64,54 @@ async fn tool_level_guard_replies_to_the_model_and_the_agent_guard_blocks() {
     let blocked = err.as_blocked().unwrap();
     assert_eq!(blocked.interceptor, "refund-limit-tool-interceptor");
     assert!(matches!(blocked.kind, BlockKind::Block { .. }));
+    assert_eq!(
+        blocked.text(),
+        "a refund of 500.00 on ACME-42 is more than the 125.00 left of the 125.00 paid"
+    );
+    // ... or above the hard cap, even on an order that cost more.
+    let err = refund
+        .call(
+            "call_4",
+            Some(&tenant),
+            r#"{"orderId":"ACME-7","amountCents":150000,"reason":"scratched"}"#,
+        )
+        .await
+        .into_result()
+        .unwrap_err();
+    assert_eq!(
+        err.as_blocked().unwrap().text(),
+        "a refund of 1,500.00 is above the 1,000.00 hard cap, which no manager can lift"
+    );
+    // Within both limits but above 100.00, the call is not blocked: it waits for a manager (on
+    // this bare path there is no run to stop, so it fails as awaiting approval).
+    let outcome = refund
+        .call(
+            "call_5",
+            Some(&tenant),
+            r#"{"orderId":"ACME-42","amountCents":12500,"reason":"broken"}"#,
+        )
+        .await;
+    let failure = outcome.failure().expect("not run");
+    assert_eq!(failure.kind(), FailureKind::Approval, "{outcome:?}");
+    assert_eq!(
+        outcome.decision(),
+        CallDecision::AwaitingApproval {
+            channel: "manager-channel".into()
+        }
+    );
 
     // The audit interceptor (application level) saw every call it let through, in order.
     let audit = app.services().get::<AuditLog>().unwrap().entries();
-    assert_eq!(audit.len(), 4, "{audit:?}");
+    assert_eq!(audit.len(), 6, "{audit:?}");
     assert!(audit[0].starts_with("tool_use call_1 lookup-order-tool"));
     assert!(audit[1].starts_with("tool_use call_2 lookup-order-tool"));
     assert_eq!(audit[2], "tool_result call_2 lookup-order-tool");
     assert!(audit[3].starts_with("tool_use call_3 refund-order-tool"));
+    assert!(audit[4].starts_with("tool_use call_4 refund-order-tool"));
+    assert!(audit[5].starts_with("tool_use call_5 refund-order-tool"));
+    // Nothing was refunded.
+    let orders = app.services().get::<OrderStore>().unwrap();
+    assert_eq!(orders.refunded("ACME-42") + orders.refunded("ACME-7"), 0);
 }
 
 #[tokio::test]
