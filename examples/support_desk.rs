@@ -1,28 +1,40 @@
 //! `cargo run --example support_desk`: the support-desk application's resolved cascade, then a
-//! whole conversation run through the agent runtime, printing the event stream.
+//! whole conversation run through the agent runtime, printing the event stream, with a manager
+//! approving a refund on the way.
 //!
 //! By default the model is an embedded script (no key needed). With `AGBOSS_OPENAI_API_KEY` set
 //! (and optionally `AGBOSS_OPENAI_BASE_URL`, `AGBOSS_OPENAI_MODEL`) it talks to a real
 //! OpenAI-compatible endpoint instead.
 //!
-//! The conversation lives in a thread of tenant `acme`, kept in an embedded SQLite file (a
-//! temporary one; set `AGBOSS_DB` to keep it), and has two customer turns.
+//! The conversation lives in a thread of tenant `acme`, kept with the run journals and the
+//! approval tickets in an embedded SQLite file (a temporary one; set `AGBOSS_DB` to keep it),
+//! and has two customer turns with a manager's decision in between.
 //!
 //! Turn 1 shows: the router choosing `billing-agent`; a lookup of a foreign order answered by
-//! `reply_to_model`; the model correcting its arguments; a refund above the limit hard-blocked
-//! by `refund-limit-tool-interceptor`, which ends the step; and the workflow's `on_error`
-//! recovering with a hand-off to a human.
+//! `reply_to_model`; the model correcting its arguments; a full refund of 125.00, which every
+//! `before_tool_call` allows but which is above the 100.00 a clerk may refund, so a ticket is
+//! stored, `manager-channel` is told, and the run stops waiting for approval.
 //!
-//! Turn 2, on the same thread: the customer asks for a partial refund; the agent reads the
-//! order it looked up in turn 1 from the thread's history and refunds within the limit.
+//! The manager's step: a clerk without the `manager` role is refused (`Unauthorized`); manager
+//! maria of tenant `acme` approves, the run is resumed from its journal, the refund runs (once)
+//! and the agent answers.
+//!
+//! Turn 2, on the same thread: the customer asks for the shipping to be refunded too; the agent
+//! reads the order from the thread's history, but nothing is left to refund:
+//! `refund-limit-tool-interceptor` hard-blocks the call (no ticket, no manager woken) and the
+//! workflow's `on_error` hands the case to a human.
 use std::sync::Arc;
 
-use agboss_core::App;
 use agboss_core::engine::workflow::{Flow, Recovery};
-use agboss_core::engine::{CallDecision, RunContext, RunEvent, StepOutcome, Target};
+use agboss_core::engine::{
+    CallDecision, Decision, RunContext, RunError, RunEvent, RunOutput, StepOutcome, Target,
+};
 use agboss_core::model::{Message, OpenAiCompatibleModel, Role, SharedChatModel};
-use agboss_core::store::{NewThread, SqliteStore};
-use agboss_e2e::support_desk::{SupportDeskApplication, SupportRouter, SupportWorkflow};
+use agboss_core::store::{NewThread, SqliteStore, ThreadStore as _, Ticket};
+use agboss_core::{App, Approver};
+use agboss_e2e::support_desk::{
+    AuditLog, ManagerInbox, SupportDeskApplication, SupportRouter, SupportWorkflow,
+};
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use futures::StreamExt as _;
 use serde_json::json;
@@ -51,12 +63,22 @@ fn scripted_model() -> ScriptedModel {
                 Turn::text("(the reply did not arrive)")
             }
         }),
-        // Full refund: 125.00 is above the 100.00 limit, so the call is blocked.
+        // Full refund: 125.00 is allowed by every guard but above the 100.00 a clerk may
+        // refund, so the call waits for a manager.
         Turn::tool_call_with_id(
             "call_3",
             "refund-order-tool",
             json!({"orderId": "ACME-42", "amountCents": 12_500, "reason": "parcel arrived broken"}),
         ),
+        // After the manager approved, the resumed run reads the refund's receipt.
+        Turn::from_fn(|req| {
+            let receipt = req.last_tool_result().and_then(Message::text).unwrap_or("");
+            if receipt.contains("\"refundedCents\":12500") {
+                Turn::text("Done: a manager approved it and 125.00 is refunded on ACME-42.")
+            } else {
+                Turn::text("(the receipt did not arrive)")
+            }
+        }),
         // Turn 2: the router again, then billing-agent with the thread's history.
         Turn::text("billing-agent"),
         Turn::from_fn(|req| {
@@ -69,13 +91,12 @@ fn scripted_model() -> ScriptedModel {
                 Turn::tool_call_with_id(
                     "call_4",
                     "refund-order-tool",
-                    json!({"orderId": "ACME-42", "amountCents": 4_000, "reason": "broken part only"}),
+                    json!({"orderId": "ACME-42", "amountCents": 1_500, "reason": "shipping never arrived"}),
                 )
             } else {
                 Turn::text("(the history did not arrive)")
             }
         }),
-        Turn::text("Done: 40.00 is refunded on ACME-42, the order you told me about earlier."),
     ])
 }
 
@@ -116,6 +137,9 @@ fn print_event(event: &RunEvent) {
                 interceptor,
                 reason,
             } => println!("      ✖ {call_id} BLOCKED by {interceptor}: {reason}"),
+            CallDecision::AwaitingApproval { channel } => {
+                println!("      ⏸ {call_id} allowed by every guard, waits for {channel}")
+            }
             other => println!("      ? {call_id} {other:?}"),
         },
         RunEvent::ToolResult {
@@ -123,6 +147,17 @@ fn print_event(event: &RunEvent) {
         } => println!("      = {call_id} {content}"),
         RunEvent::ToolError { call_id, error, .. } => println!("      ! {call_id} {error}"),
         RunEvent::ToolCallCancelled { call_id, .. } => println!("      ⨯ {call_id} cancelled"),
+        RunEvent::ApprovalRequested { ticket, notified } => println!(
+            "      ⚑ ticket {} stored, {}",
+            ticket.id,
+            match notified {
+                Ok(()) => format!("{} told", ticket.channel),
+                Err(e) => format!(
+                    "{} NOT told ({e}); the ticket stays pending",
+                    ticket.channel
+                ),
+            }
+        ),
         RunEvent::FinalAnswer { step, text } => println!("    ✎ {step}: {text}"),
         RunEvent::StepFinished {
             step,
@@ -144,29 +179,50 @@ fn print_event(event: &RunEvent) {
     }
 }
 
-/// Streams one run, printing its events.
+/// Streams one run, printing its events; returns how it ended.
 async fn run_turn(
     app: &App,
-    flow: &Flow,
+    target: Target,
     request: &str,
     ctx: RunContext,
-) -> Result<(), Box<dyn std::error::Error>> {
+) -> Result<RunOutput, RunError> {
     println!("\n== customer (tenant acme): {request}");
-    let mut events = app.stream(
-        Target::workflow_with::<SupportWorkflow>(flow.clone()),
-        request,
-        ctx,
-    );
+    let mut events = app.stream(target, request, ctx);
     while let Some(item) = events.next().await {
         match item {
-            Ok(event) => print_event(&event),
-            Err(err) => {
-                println!("run failed: {err}");
-                return Err(err.into());
+            Ok(RunEvent::Completed(out)) => {
+                print_event(&RunEvent::Completed(out.clone()));
+                return Ok(out);
             }
+            Ok(event) => print_event(&event),
+            Err(err) => return Err(err),
         }
     }
-    Ok(())
+    unreachable!("a run stream ends with Completed or an error")
+}
+
+fn print_ticket(ticket: &Ticket) {
+    println!("  ticket      {} ({:?})", ticket.id, ticket.state);
+    println!(
+        "  call        {} of {} in run {}",
+        ticket.call_id, ticket.tool, ticket.run_id
+    );
+    println!("  channel     {}", ticket.channel);
+    println!("  input       {}", ticket.input);
+    println!("  fingerprint {}…", &ticket.fingerprint[..16]);
+}
+
+fn print_thread(messages: &[agboss_core::store::ThreadMessage]) {
+    for m in messages {
+        let text = match &m.message {
+            Message::Assistant(a) if a.has_tool_calls() => {
+                let calls: Vec<&str> = a.tool_calls.iter().map(|c| c.name.as_str()).collect();
+                format!("→ {}", calls.join(", "))
+            }
+            other => other.text().unwrap_or_default().chars().take(90).collect(),
+        };
+        println!("  {:>2} {:<9} {text}", m.seq, m.message.role().as_str());
+    }
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -184,7 +240,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("== model: embedded script (set AGBOSS_OPENAI_API_KEY for a real one)");
         Arc::new(scripted_model())
     };
-    // Threads and run journals in one SQLite file, created on first use.
+    // Threads, run journals and approval tickets in one SQLite file, created on first use.
     let (db, temporary) = match std::env::var_os("AGBOSS_DB") {
         Some(path) => (std::path::PathBuf::from(path), false),
         None => (
@@ -200,7 +256,38 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .store(store)
         .build()?;
 
-    // The workflow's flow: route the request; a blocked refund hands the case to a human.
+    let thread = app
+        .threads("acme")
+        .create(NewThread::new().title("Order 42 arrived broken"))
+        .await?;
+    let ctx = || RunContext::new().tenant("acme").thread(&thread.id);
+
+    // Turn 1 targets the workflow's router directly: a run that can stop for approval must not
+    // go through a workflow flow today, which turns the stop into a failed step.
+    let first = run_turn(
+        &app,
+        Target::router::<SupportRouter>(),
+        "Order 42 arrived broken, please refund it in full.",
+        ctx(),
+    )
+    .await;
+    match first {
+        Err(RunError::AwaitingApproval { run_id, tickets }) => {
+            println!(
+                "\n== run {run_id} waits for approval of {} call(s)",
+                tickets.len()
+            );
+            for ticket in &tickets {
+                print_ticket(ticket);
+            }
+            manager_step(&app, &thread.id, ctx).await?;
+        }
+        Ok(out) => println!("(turn 1 needed no approval: {:?})", out.text),
+        Err(err) => return Err(err.into()),
+    }
+
+    // Turn 2 runs the whole workflow: its flow routes the request, and a blocked refund hands
+    // the case to a human.
     let flow = Flow::new().router::<SupportRouter>().on_error(|err, ctx| {
         match err.as_blocked() {
             Some(blocked) => Ok(Recovery::Output(format!(
@@ -211,46 +298,88 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             None => Err(err),
         }
     });
-    let thread = app
-        .threads("acme")
-        .create(NewThread::new().title("Order 42 arrived broken"))
-        .await?;
-    let ctx = || RunContext::new().tenant("acme").thread(&thread.id);
     run_turn(
         &app,
-        &flow,
-        "Order 42 arrived broken, please refund it in full.",
-        ctx(),
-    )
-    .await?;
-    run_turn(
-        &app,
-        &flow,
-        "I see. Then please refund just the broken part, 40.00.",
+        Target::workflow_with::<SupportWorkflow>(flow),
+        "Thanks! The 15.00 express shipping was late too, please refund that as well.",
         ctx(),
     )
     .await?;
 
+    let told = app
+        .services()
+        .get::<ManagerInbox>()
+        .expect("the managers' inbox");
+    let audit = app.services().get::<AuditLog>().expect("the audit log");
+    println!(
+        "\n== manager-channel was told of {} ticket(s) in all; the audit trail:",
+        told.tickets().len()
+    );
+    println!("  (an approved call passes its whole chain again when it runs, hence two tool_use)");
+    for entry in audit.entries() {
+        println!("  {entry}");
+    }
     let messages = app.threads("acme").messages(&thread.id).await?;
     println!(
-        "\n== thread {} of tenant acme: {} messages over two runs",
+        "\n== thread {} of tenant acme: {} messages over two runs (the first paused and resumed)",
         thread.id,
         messages.len()
     );
-    for m in &messages {
-        let text = match &m.message {
-            Message::Assistant(a) if a.has_tool_calls() => {
-                let calls: Vec<&str> = a.tool_calls.iter().map(|c| c.name.as_str()).collect();
-                format!("→ {}", calls.join(", "))
-            }
-            other => other.text().unwrap_or_default().chars().take(90).collect(),
-        };
-        println!("  {:>2} {:<9} {text}", m.seq, m.message.role().as_str());
-    }
+    print_thread(&messages);
+    drop(app);
     if temporary {
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
         }
     }
+    Ok(())
+}
+
+/// The manager's side: what `manager-channel` was told, a refused clerk, then an approval that
+/// resumes the paused run.
+async fn manager_step(
+    app: &App,
+    thread_id: &str,
+    ctx: impl Fn() -> RunContext,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let inbox = app
+        .services()
+        .get::<ManagerInbox>()
+        .expect("the managers' inbox");
+    let told = inbox.tickets();
+    let ticket = told.last().expect("manager-channel was told of the ticket");
+    println!(
+        "\n== manager-channel was told of ticket {} ({} {})",
+        ticket.id, ticket.tool, ticket.input
+    );
+
+    let clerk = Approver::new("tom").tenant("acme").role("clerk");
+    println!("\n== clerk tom approves ticket {}", ticket.id);
+    match app
+        .decide("acme", Decision::approve(&ticket.id).by(clerk))
+        .await
+    {
+        Err(err @ RunError::Unauthorized { .. }) => println!("  refused: {err}"),
+        other => return Err(format!("the clerk was not refused: {other:?}").into()),
+    }
+
+    let manager = Approver::new("maria").tenant("acme").role("manager");
+    println!(
+        "\n== manager maria approves ticket {} and the run resumes",
+        ticket.id
+    );
+    let out = app
+        .resume(thread_id, Decision::approve(&ticket.id).by(manager), ctx())
+        .await?;
+    println!(
+        "  run {} completed: {:?} ({} journaled steps read back, {} model turns, {} tool calls)",
+        out.run_id, out.text, out.replayed_steps, out.model_turns, out.tool_calls
+    );
+    let store = app.store().expect("the demo has a store");
+    let done = store.ticket("acme", &ticket.id).await?;
+    println!("  ticket {} is {:?}", done.id, done.state);
+    let messages = app.threads("acme").messages(thread_id).await?;
+    println!("  the thread now ({} messages):", messages.len());
+    print_thread(&messages);
     Ok(())
 }
