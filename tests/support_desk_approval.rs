@@ -315,3 +315,37 @@ async fn a_refund_a_guard_blocks_or_answers_never_gets_a_ticket() {
         assert_eq!(refunded(&app, order), 0, "{case}");
     }
 }
+
+#[tokio::test]
+async fn a_workflow_run_pauses_for_approval_and_resumes_with_its_flow() {
+    // The pause passes through the workflow (an `on_error` never sees it as a failure), and
+    // the run resumes by running the same target with the same run id.
+    let model = Arc::new(ScriptedModel::new([
+        Turn::text("billing-agent"),
+        refund("call_1", "ACME-42", 12_500),
+        Turn::text("Refunded after approval."),
+    ]));
+    let store = SharedStore::new(MemoryStore::new());
+    let app = app(&model, &store);
+    let flow = Flow::new()
+        .router::<SupportRouter>()
+        .on_any_error(|_, _| Ok(Recovery::Output("handed to a human".into())));
+    let target = || Target::workflow_with::<SupportWorkflow>(flow.clone());
+    let ctx = || RunContext::new().tenant("acme").run_id("wf-run");
+    let err = app
+        .execute(target(), "refund ACME-42 in full", ctx())
+        .await
+        .unwrap_err();
+    let RunError::AwaitingApproval { tickets, .. } = &err else {
+        panic!("the workflow run waits, not recovers: {err}");
+    };
+    app.decide("acme", Decision::approve(&tickets[0].id).by(manager()))
+        .await
+        .unwrap();
+    let out = app
+        .execute(target(), "refund ACME-42 in full", ctx())
+        .await
+        .unwrap();
+    assert_eq!(out.text, "Refunded after approval.");
+    assert_eq!(refunded(&app, "ACME-42"), 12_500);
+}

@@ -691,3 +691,27 @@ fn describe_shows_the_channel_of_each_gated_tool() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_paused_agent_step_is_reported_as_paused_with_its_decision() {
+    let fx = Fixture::new();
+    let model = Arc::new(ScriptedModel::new([refund(50_000, "broken")]));
+    let app = fx.app(&model, "w");
+    let (events, out) = app
+        .stream(target(), "refund", RunContext::new().tenant("acme"))
+        .collect_all()
+        .await;
+    assert!(matches!(out, Err(RunError::AwaitingApproval { .. })));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        RunEvent::ToolCallDecision { decision: CallDecision::AwaitingApproval { channel }, .. }
+            if channel == "ap-manager-channel"
+    )));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        RunEvent::StepFinished {
+            outcome: agboss_core::engine::StepOutcome::Paused { .. },
+            ..
+        }
+    )));
+}

@@ -11,7 +11,7 @@ use crate::callback::stack::agent_stack;
 use crate::callback::{SharedToolCallback, ToolInvocation};
 use crate::cascade::ResolvedAgent;
 use crate::contract::agent::ToolErrorPolicy;
-use crate::contract::outcome::{CallOutcome, FailureKind};
+use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
 use crate::error::{StepFailedError, ToolCallError};
 use crate::model::{Message, ModelRequest, ToolCallRequest};
 use crate::pipeline::observe::{Observation, Reader, observe};
@@ -34,12 +34,7 @@ impl Engine {
         self.emit(|| RunEvent::StepFinished {
             step: name.to_string(),
             kind: StepKind::Agent,
-            outcome: match &result {
-                Ok(_) => StepOutcome::Succeeded,
-                Err(e) => StepOutcome::Failed {
-                    error: e.to_string(),
-                },
-            },
+            outcome: StepOutcome::of(&result),
         });
         result
     }
@@ -374,6 +369,17 @@ impl Engine {
             CallOutcome::Failed(failure)
                 if failure.kind() == FailureKind::Approval && self.journal.is_some() =>
             {
+                let outcome: CallOutcome<Rendered> = CallOutcome::Failed(failure);
+                let decision = outcome.decision();
+                self.emit(|| RunEvent::ToolCallDecision {
+                    step: step.to_string(),
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    decision,
+                });
+                let CallOutcome::Failed(failure) = outcome else {
+                    unreachable!("matched above")
+                };
                 return Ok(Called::NeedsApproval(failure.into_error()));
             }
             outcome => outcome,

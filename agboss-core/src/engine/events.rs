@@ -71,6 +71,27 @@ pub enum StepOutcome {
         /// The error, rendered.
         error: String,
     },
+    /// It stopped resumable: it waits for approval, a call is in doubt, or the store failed
+    /// (see [`RunError::leaves_run_resumable`](super::RunError::leaves_run_resumable)).
+    Paused {
+        /// Why, rendered.
+        reason: String,
+    },
+}
+
+impl StepOutcome {
+    /// The outcome of a step that ended with `result`.
+    pub(crate) fn of<T>(result: &Result<T, super::RunError>) -> Self {
+        match result {
+            Ok(_) => Self::Succeeded,
+            Err(e) if e.leaves_run_resumable() => Self::Paused {
+                reason: e.to_string(),
+            },
+            Err(e) => Self::Failed {
+                error: e.to_string(),
+            },
+        }
+    }
 }
 
 /// One event of a run. Every event but `RunStarted`/`Completed` names its `step`.

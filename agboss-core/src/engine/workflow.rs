@@ -242,6 +242,9 @@ fn catchable(step: &str, err: RunError) -> Result<StepFailedError, RunError> {
     match err {
         RunError::Step(e) => Ok(e),
         RunError::Cancelled | RunError::UnknownTarget { .. } => Err(err),
+        // A pause for approval, a call in doubt, a store failure: the run stops resumable,
+        // never as a step failure an `on_error` could recover from (and so finish).
+        other if other.leaves_run_resumable() => Err(other),
         other => Ok(StepFailedError::Other {
             step: step.to_string(),
             message: other.to_string(),
@@ -268,12 +271,7 @@ impl Engine {
         self.emit(|| RunEvent::StepFinished {
             step: name.to_string(),
             kind: StepKind::Workflow,
-            outcome: match &result {
-                Ok(_) => StepOutcome::Succeeded,
-                Err(e) => StepOutcome::Failed {
-                    error: e.to_string(),
-                },
-            },
+            outcome: StepOutcome::of(&result),
         });
         result
     }
