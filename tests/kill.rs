@@ -5,7 +5,7 @@
 use std::io::{BufRead as _, BufReader};
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -41,17 +41,10 @@ fn pg_url() -> Option<String> {
     }
 }
 
-fn refunds(counter: &Path) -> usize {
-    std::fs::read_to_string(counter)
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
-}
-
-fn kill_and_resume(store: &str, schema: &str, dir: &Path) {
-    let counter = dir.join("refunds.txt");
-    let counter = counter.to_str().unwrap();
+/// Starts the child with `args` and waits (a minute at most) for the first line it prints.
+fn start(args: &[&str]) -> (Child, Result<String, mpsc::RecvTimeoutError>) {
     let mut child = Command::new(CHILD)
-        .args(["crash", store, schema, counter, "run-kill"])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -65,6 +58,19 @@ fn kill_and_resume(store: &str, schema: &str, dir: &Path) {
         }
     });
     let line = rx.recv_timeout(Duration::from_secs(60));
+    (child, line)
+}
+
+fn refunds(counter: &Path) -> usize {
+    std::fs::read_to_string(counter)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
+fn kill_and_resume(store: &str, schema: &str, dir: &Path) {
+    let counter = dir.join("refunds.txt");
+    let counter = counter.to_str().unwrap();
+    let (mut child, line) = start(&["crash", store, schema, counter, "run-kill"]);
     assert_eq!(
         line.as_deref(),
         Ok("STALLED"),

@@ -715,3 +715,51 @@ async fn a_paused_agent_step_is_reported_as_paused_with_its_decision() {
         }
     )));
 }
+
+#[tokio::test]
+async fn an_approval_binds_the_input_it_was_given_for() {
+    // The approval point lets a gated call through only for the fingerprint that was approved:
+    // a grant for one input does not run another.
+    use agboss_core::callback::{ToolCallback as _, ToolInvocation};
+    use agboss_core::contract::channel::ApprovalGrant;
+    let fx = Fixture::new();
+    let app = fx.app(&Arc::new(ScriptedModel::new([])), "w");
+    let callback = app
+        .callbacks()
+        .into_iter()
+        .find(|c| c.definition().name == "ap-refund-tool")
+        .unwrap();
+    let approved = r#"{"orderId":"ACME-42","amountCents":50000,"reason":"broken"}"#;
+    let other = r#"{"orderId":"ACME-42","amountCents":90000,"reason":"broken"}"#;
+    let needs = |args: &'static str, grant: Option<ApprovalGrant>| {
+        let callback = Arc::clone(&callback);
+        async move {
+            let tenant = TenantContext::new("acme");
+            let invocation = ToolInvocation::new("c1", args)
+                .with_tenant(Some(&tenant))
+                .with_approval(grant.as_ref());
+            match callback.call(invocation).await {
+                CallOutcome::Failed(f) if f.kind() == FailureKind::Approval => match f.into_error()
+                {
+                    ToolCallError::ApprovalRequired { fingerprint, .. } => Some(fingerprint),
+                    other => panic!("{other}"),
+                },
+                CallOutcome::Ran(_) => None,
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let fingerprint = needs(approved, None).await.expect("gated");
+    let grant = ApprovalGrant::Approved { fingerprint };
+    assert!(
+        needs(other, Some(grant.clone())).await.is_some(),
+        "another input is not approved"
+    );
+    assert!(fx.log.refunds().is_empty());
+    assert_eq!(
+        needs(approved, Some(grant)).await,
+        None,
+        "the approved input runs"
+    );
+    assert_eq!(fx.log.refunds(), vec![50_000]);
+}
