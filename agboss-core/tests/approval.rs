@@ -720,7 +720,7 @@ async fn a_paused_agent_step_is_reported_as_paused_with_its_decision() {
 async fn an_approval_binds_the_input_it_was_given_for() {
     // The approval point lets a gated call through only for the fingerprint that was approved:
     // a grant for one input does not run another.
-    use agboss_core::callback::{ToolCallback as _, ToolInvocation};
+    use agboss_core::callback::ToolInvocation;
     use agboss_core::contract::channel::ApprovalGrant;
     let fx = Fixture::new();
     let app = fx.app(&Arc::new(ScriptedModel::new([])), "w");
