@@ -93,6 +93,17 @@ pub enum StoreError {
         /// The state it is in.
         found: TicketState,
     },
+    /// A ticket may not move so (tickets move forward only, and are created pending and
+    /// undecided): nothing was changed.
+    #[error("ticket `{ticket_id}` cannot go from {from:?} to {to:?}")]
+    TicketTransition {
+        /// The ticket id.
+        ticket_id: String,
+        /// The state it would leave.
+        from: TicketState,
+        /// The state it would reach.
+        to: TicketState,
+    },
     /// A stored row has an encoding version this build does not know. Nothing is overwritten.
     #[error("a stored {what} has format {found}; this build reads format {supported}")]
     UnknownFormat {

@@ -394,6 +394,7 @@ impl ThreadStore for MemoryStore {
     }
 
     async fn create_ticket(&self, lease: &Lease, ticket: &Ticket) -> Result<(), StoreError> {
+        super::ticket::checks::new_ticket(ticket)?;
         let mut state = self.state();
         let thread_id = state.leased(lease)?.record.thread_id.clone();
         let k = key(&lease.tenant, &ticket.id);
@@ -473,6 +474,7 @@ impl ThreadStore for MemoryStore {
         from: TicketState,
         to: TicketState,
     ) -> Result<Ticket, StoreError> {
+        super::ticket::checks::advance(ticket_id, from, to)?;
         let mut state = self.state();
         state.leased(lease)?;
         let not_found = || StoreError::TicketNotFound {

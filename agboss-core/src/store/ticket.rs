@@ -24,6 +24,24 @@ pub enum TicketState {
 }
 
 impl TicketState {
+    /// Whether a ticket may move from `self` to `to`: forward only, `Pending → Decided →
+    /// Executing → Completed`, and `Pending | Decided → Superseded`.
+    ///
+    /// ```
+    /// use agboss_core::store::TicketState::*;
+    /// assert!(Decided.may_become(Executing));
+    /// assert!(!Completed.may_become(Pending));
+    /// assert!(!Pending.may_become(Executing));
+    /// ```
+    pub fn may_become(self, to: TicketState) -> bool {
+        matches!(
+            (self, to),
+            (Self::Pending, Self::Decided | Self::Superseded)
+                | (Self::Decided, Self::Executing | Self::Superseded)
+                | (Self::Executing, Self::Completed)
+        )
+    }
+
     /// The stored name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -177,6 +195,43 @@ impl Ticket {
             decision: None,
             created_at_ms: now_ms(),
             expires_at_ms: i64::MAX,
+        }
+    }
+}
+
+/// The checks every backend makes before it writes: a new ticket is pending with no decision,
+/// and an advance moves forward ([`TicketState::may_become`]).
+pub(crate) mod checks {
+    use super::{Ticket, TicketState};
+    use crate::store::StoreError;
+
+    /// A ticket about to be created is pending and undecided.
+    pub(crate) fn new_ticket(ticket: &Ticket) -> Result<(), StoreError> {
+        if ticket.state == TicketState::Pending && ticket.decision.is_none() {
+            Ok(())
+        } else {
+            Err(StoreError::TicketTransition {
+                ticket_id: ticket.id.clone(),
+                from: TicketState::Pending,
+                to: ticket.state,
+            })
+        }
+    }
+
+    /// An advance from `from` to `to` moves forward.
+    pub(crate) fn advance(
+        ticket_id: &str,
+        from: TicketState,
+        to: TicketState,
+    ) -> Result<(), StoreError> {
+        if from.may_become(to) {
+            Ok(())
+        } else {
+            Err(StoreError::TicketTransition {
+                ticket_id: ticket_id.to_string(),
+                from,
+                to,
+            })
         }
     }
 }

@@ -41,7 +41,7 @@ pub use tickets::{
     expired_ticket_cannot_be_decided, foreign_ticket_not_found,
     run_tickets_oldest_first_per_tenant_and_run, stale_lease_creates_or_advances_nothing,
     superseded_ticket_cannot_be_decided, ticket_decided_once, ticket_thread_is_the_runs,
-    tickets_round_trip_with_the_leases_tenant_and_run,
+    tickets_move_forward_only, tickets_round_trip_with_the_leases_tenant_and_run,
 };
 
 /// A check: run on a store of its own, panics on a failure.
@@ -92,6 +92,7 @@ checks!(
     concurrent_advances_have_one_winner,
     delete_thread_removes_tickets,
     ticket_thread_is_the_runs,
+    tickets_move_forward_only,
 );
 
 /// Runs every check of the suite, each on a store `fresh` makes, and panics naming the checks

@@ -129,14 +129,20 @@ pub async fn tickets_round_trip_with_the_leases_tenant_and_run<S: ThreadStore>(s
     assert_eq!(got.state, TicketState::Pending);
     assert_eq!(got.decision, None);
 
+    // A decision round-trips too (tickets are created pending, then decided).
     let mut k2 = pending("k2");
     k2.thread_id = Some("t1".into());
-    k2.state = TicketState::Decided;
-    k2.decision = Some(TicketDecision::Edited {
+    create(store, &lease, &k2).await;
+    let decision = TicketDecision::Edited {
         by: "alice".into(),
         input: r#"{"order":"k2","amount":5}"#.into(),
-    });
-    create(store, &lease, &k2).await;
+    };
+    store
+        .decide_ticket("acme", "k2", &decision, BEFORE_EXPIRY)
+        .await
+        .unwrap_or_else(|e| panic!("decide k2: {}", why(&e)));
+    k2.state = TicketState::Decided;
+    k2.decision = Some(decision);
     assert_eq!(get(store, "acme", "k2").await, stored(&k2, &lease));
 
     let (_, loose) = begin(store, NewRun::new("acme", "r2", "agent", "x"), "w", LONG).await;
@@ -391,6 +397,48 @@ pub async fn advance_is_a_compare_and_swap<S: ThreadStore>(store: &S) {
     assert_eq!(executing.decision, Some(approved("alice")));
     let completed = advance(store, &lease, "k2", Executing, Completed).await;
     assert_eq!(get(store, "acme", "k2").await, completed);
+}
+
+/// Tickets move forward only and are created pending: a backward or skipping move, or a
+/// ticket created already decided, is refused and changes nothing.
+pub async fn tickets_move_forward_only<S: ThreadStore>(store: &S) {
+    use TicketState::{Completed, Decided, Executing, Pending};
+    let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
+    create(store, &lease, &pending("k1")).await;
+    for (from, to) in [
+        (Pending, Executing),
+        (Pending, Completed),
+        (Pending, Pending),
+    ] {
+        let refused = store.advance_ticket(&lease, "k1", from, to).await;
+        assert!(
+            matches!(refused, Err(StoreError::TicketTransition { .. })),
+            "{from:?} -> {to:?} must be refused, got {refused:?}"
+        );
+    }
+    assert_eq!(get(store, "acme", "k1").await.state, Pending);
+    advance(store, &lease, "k1", Pending, Decided).await;
+    advance(store, &lease, "k1", Decided, Executing).await;
+    advance(store, &lease, "k1", Executing, Completed).await;
+    let back = store.advance_ticket(&lease, "k1", Completed, Pending).await;
+    assert!(
+        matches!(back, Err(StoreError::TicketTransition { .. })),
+        "{back:?}"
+    );
+    assert_eq!(get(store, "acme", "k1").await.state, Completed);
+
+    let mut decided = pending("k2");
+    decided.state = Decided;
+    decided.decision = Some(approved("mallory"));
+    let forged = store.create_ticket(&lease, &decided).await;
+    assert!(
+        matches!(forged, Err(StoreError::TicketTransition { .. })),
+        "{forged:?}"
+    );
+    assert!(matches!(
+        store.ticket("acme", "k2").await,
+        Err(StoreError::TicketNotFound { .. })
+    ));
 }
 
 /// A superseded ticket cannot be decided, nor advanced as pending.

@@ -387,6 +387,7 @@ impl ThreadStore for PostgresStore {
     }
 
     async fn create_ticket(&self, lease: &Lease, ticket: &Ticket) -> Result<(), StoreError> {
+        crate::store::ticket::checks::new_ticket(ticket)?;
         self.insert_ticket(lease, ticket).await
     }
 
@@ -416,6 +417,7 @@ impl ThreadStore for PostgresStore {
         from: TicketState,
         to: TicketState,
     ) -> Result<Ticket, StoreError> {
+        crate::store::ticket::checks::advance(ticket_id, from, to)?;
         self.cas_advance_ticket(lease, ticket_id, from, to).await
     }
 }

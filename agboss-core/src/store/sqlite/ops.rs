@@ -474,6 +474,7 @@ impl ThreadStore for SqliteStore {
     }
 
     async fn create_ticket(&self, lease: &Lease, ticket: &Ticket) -> Result<(), StoreError> {
+        crate::store::ticket::checks::new_ticket(ticket)?;
         self.insert_ticket(lease, ticket).await
     }
 
@@ -503,6 +504,7 @@ impl ThreadStore for SqliteStore {
         from: TicketState,
         to: TicketState,
     ) -> Result<Ticket, StoreError> {
+        crate::store::ticket::checks::advance(ticket_id, from, to)?;
         self.cas_advance_ticket(lease, ticket_id, from, to).await
     }
 }
