@@ -54,7 +54,7 @@ pub struct ToolMetadata {
     /// A digest of the policy the call runs under (its path, its resolved chain, its PII
     /// policies, its approval channel): an approval ticket made under another one is not
     /// applied.
-    pub policy_digest: String,
+    pub policy_digest: Arc<str>,
 }
 
 /// One invocation of a callback.

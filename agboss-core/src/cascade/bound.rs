@@ -21,6 +21,8 @@ pub struct BoundTool {
     pub(crate) chain: Arc<Chain>,
     pub(crate) services: Arc<Services>,
     pub(crate) max_result_size: Option<usize>,
+    /// The policy digest, computed the first time it is asked for (only gated calls need it).
+    pub(crate) policy: Arc<std::sync::OnceLock<Arc<str>>>,
 }
 
 impl fmt::Debug for BoundTool {
@@ -45,7 +47,11 @@ impl BoundTool {
     /// tool, its path, its `before_tool_call` and `after_tool_call` order, its PII policies,
     /// its approval channel and its limits. An approval ticket made under another policy is not
     /// applied.
-    pub fn policy_digest(&self) -> String {
+    pub fn policy_digest(&self) -> Arc<str> {
+        Arc::clone(self.policy.get_or_init(|| self.compute_policy_digest()))
+    }
+
+    fn compute_policy_digest(&self) -> Arc<str> {
         use sha2::{Digest as _, Sha256};
         let policy = format!(
             "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
@@ -60,7 +66,8 @@ impl BoundTool {
         Sha256::digest(policy.as_bytes())
             .iter()
             .map(|b| format!("{b:02x}"))
-            .collect()
+            .collect::<String>()
+            .into()
     }
     /// The effective `max_result_size` (tool, else agent, else workflow, else application).
     pub fn max_result_size(&self) -> Option<usize> {

@@ -222,6 +222,7 @@ impl Blueprint {
                 chain: Arc::new(chain),
                 services: Arc::clone(&services),
                 max_result_size: meta.max_result_size.or(inherited_max),
+                policy: Arc::default(),
             };
         let mut tools = Vec::new();
         let mut by_type = HashMap::default();

@@ -155,7 +155,7 @@ impl Engine {
         let channel = callback.metadata().tool.and_then(|m| m.approval);
         let digest = &callback.metadata().policy_digest;
         if ticket.state == TicketState::Decided
-            && (&ticket.chain_digest != digest || channel.is_none())
+            && (*ticket.chain_digest != **digest || channel.is_none())
         {
             // The policy changed since the ticket was made: ask again instead of applying it.
             journal

@@ -88,7 +88,7 @@ async fn make_ticket(
         channel: channel.name.to_string(),
         input: input.to_string(),
         fingerprint: fingerprint.to_string(),
-        chain_digest: bound.policy_digest(),
+        chain_digest: bound.policy_digest().to_string(),
         state: TicketState::Pending,
         decision: None,
         created_at_ms: now,
@@ -159,7 +159,7 @@ pub(crate) async fn claim_direct(
         .await?;
     let step =
         |error: ToolCallError| RunError::Step(StepFailedError::from_tool_call(&ticket.tool, error));
-    if ticket.chain_digest != bound.policy_digest() {
+    if *ticket.chain_digest != *bound.policy_digest() {
         // Asked again under the policy in force now, never applied under the old one.
         store
             .advance_ticket(
