@@ -420,7 +420,7 @@ impl UpperCallback {
                 max_result_size: Some(99),
                 path: vec!["somewhere"],
                 idempotent: false,
-                policy_digest: String::new(),
+                policy_digest: "".into(),
             },
         }
     }
