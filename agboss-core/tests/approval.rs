@@ -763,3 +763,74 @@ async fn an_approval_binds_the_input_it_was_given_for() {
     );
     assert_eq!(fx.log.refunds(), vec![50_000]);
 }
+
+/// Pays out once a manager approved (every call is gated).
+#[tool(name = "ap-payout-tool", description = "Pays a customer out", input = ApOrderDto,
+       output = ApOrderDto, deps = [ApLog], approval = ApManagerChannel)]
+pub struct ApPayoutTool {
+    log: Arc<ApLog>,
+}
+
+impl ToolHandler<ApOrderDto, ApOrderDto> for ApPayoutTool {
+    async fn run(&self, input: ApOrderDto) -> Result<ApOrderDto, ToolError> {
+        self.log.refunds.lock().unwrap().push(1);
+        Ok(input)
+    }
+}
+
+#[workflow(name = "ap-payout-workflow", description = "Pays out", tools = [ApPayoutTool])]
+pub struct ApPayoutWorkflow;
+
+#[tokio::test]
+async fn a_workflow_tool_step_of_a_gated_tool_waits_for_its_ticket() {
+    let fx = Fixture::new();
+    let app = App::builder()
+        .workflow::<ApPayoutWorkflow>()
+        .provide_arc(Arc::clone(&fx.log))
+        .store(fx.store.clone())
+        .build()
+        .unwrap();
+    let flow = || engine::workflow::Flow::new().tool::<ApPayoutTool>();
+    let target = || Target::workflow_with::<ApPayoutWorkflow>(flow());
+    let ctx = |run: &str| RunContext::new().tenant("acme").run_id(run);
+    let input = r#"{"orderId":"ACME-7"}"#;
+    let err = app.execute(target(), input, ctx("wf-1")).await.unwrap_err();
+    let RunError::AwaitingApproval { tickets, .. } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(tickets[0].tool, "ap-payout-tool");
+    assert_eq!(fx.log.notified().len(), 1);
+    assert!(fx.log.refunds().is_empty());
+    // Still pending: resuming waits again, nothing runs.
+    let again = app.execute(target(), input, ctx("wf-1")).await.unwrap_err();
+    assert!(
+        matches!(again, RunError::AwaitingApproval { .. }),
+        "{again}"
+    );
+    app.decide("acme", Decision::approve(&tickets[0].id).by(manager()))
+        .await
+        .unwrap();
+    let out = app.execute(target(), input, ctx("wf-1")).await.unwrap();
+    assert_eq!(out.text, r#"{"orderId":"ACME-7"}"#);
+    assert_eq!(fx.log.refunds(), vec![1], "ran once");
+    assert_eq!(
+        fx.store.ticket("acme", &tickets[0].id).await.unwrap().state,
+        TicketState::Completed
+    );
+
+    // A rejection fails the step as a block naming the channel.
+    let err = app.execute(target(), input, ctx("wf-2")).await.unwrap_err();
+    let RunError::AwaitingApproval { tickets, .. } = &err else {
+        panic!("{err}")
+    };
+    app.decide(
+        "acme",
+        Decision::reject(&tickets[0].id, "not today").by(manager()),
+    )
+    .await
+    .unwrap();
+    let err = app.execute(target(), input, ctx("wf-2")).await.unwrap_err();
+    let blocked = err.as_blocked().expect("a rejected step is blocked");
+    assert_eq!(blocked.interceptor, "ap-manager-channel");
+    assert_eq!(fx.log.refunds(), vec![1]);
+}

@@ -96,7 +96,7 @@ impl Engine {
     }
 
     /// Tells the ticket's channel, after the ticket is stored. A failure leaves it pending.
-    async fn notify(&self, ticket: &Ticket) {
+    pub(super) async fn notify(&self, ticket: &Ticket) {
         let notified = match self.rt.channels.get(ticket.channel.as_str()) {
             None => Err(format!(
                 "channel `{}` is not part of this app",
@@ -122,7 +122,7 @@ impl Engine {
         });
     }
 
-    /// A call of a resumed run that waits on `ticket_id`: still pending, or settled once.
+    /// A call of a resumed agent run that waits on `ticket_id`: still pending, or settled once.
     pub(super) async fn settle_ticket(
         &self,
         step: &str,
@@ -133,6 +133,58 @@ impl Engine {
         ticket_id: &str,
     ) -> Result<Slot, RunError> {
         let journal = self.journal.as_ref().expect("a ticket is journaled");
+        let (obs, label) = match self.claim_ticket(callbacks, call, key, ticket_id).await? {
+            Claim::Pending(ticket) => return Ok(Slot::Pending(ticket)),
+            Claim::Rejected { message, .. } => (
+                Observation {
+                    content: message,
+                    is_error: true,
+                    truncated: false,
+                },
+                "rejected_by_approver",
+            ),
+            Claim::Run {
+                grant,
+                arguments,
+                idempotency_key,
+            } => {
+                let attempt = Attempt {
+                    idempotency_key: Some(&idempotency_key),
+                    arguments: arguments.as_deref(),
+                    grant: Some(&grant),
+                };
+                match self
+                    .call_tool(step, policy, callbacks, call, attempt)
+                    .await?
+                {
+                    Called::Observed(obs, label) => (obs, label),
+                    // An approval binds the input it was given for: nothing else runs on it.
+                    Called::NeedsApproval(error) => {
+                        return Err(self.approval_without_store(step, error));
+                    }
+                }
+            }
+        };
+        journal
+            .record_tool_finished(key, &call.id, &call.name, label, &obs, true)
+            .await?;
+        journal
+            .advance_ticket(ticket_id, TicketState::Executing, TicketState::Completed)
+            .await?;
+        Ok(Slot::Done(obs))
+    }
+
+    /// Reads the ticket a journaled call waits on and, once decided, consumes its decision
+    /// exactly once (`Decided → Executing`): what the call may do now. A ticket made under
+    /// another policy is superseded and a new one requested (the call is pending again).
+    pub(super) async fn claim_ticket(
+        &self,
+        callbacks: &[SharedToolCallback],
+        call: &ToolCallRequest,
+        key: &str,
+        ticket_id: &str,
+    ) -> Result<Claim, RunError> {
+        let journal = self.journal.as_ref().expect("a ticket is journaled");
         let ticket = journal.ticket(ticket_id).await?;
         let mismatch = |detail: String| RunError::JournalMismatch {
             run_id: journal.record.run_id.clone(),
@@ -140,7 +192,7 @@ impl Engine {
             detail,
         };
         match ticket.state {
-            TicketState::Pending => return Ok(Slot::Pending(Box::new(ticket))),
+            TicketState::Pending => return Ok(Claim::Pending(Box::new(ticket))),
             TicketState::Decided | TicketState::Executing => {}
             other => {
                 return Err(mismatch(format!(
@@ -178,7 +230,7 @@ impl Engine {
                 })
                 .await?;
             self.notify(&renewed).await;
-            return Ok(Slot::Pending(Box::new(renewed)));
+            return Ok(Claim::Pending(Box::new(renewed)));
         }
         if ticket.state == TicketState::Decided {
             // Consumed exactly once: a second resume finds it executing (under its own lease).
@@ -190,57 +242,56 @@ impl Engine {
             .decision
             .clone()
             .ok_or_else(|| mismatch(format!("ticket `{ticket_id}` has no decision")))?;
-        let idempotency_key = journal.idempotency_key(key);
-        let (obs, label) = match &decision {
-            TicketDecision::Rejected { message, .. } => (
-                Observation {
-                    content: message.clone(),
-                    is_error: true,
-                    truncated: false,
-                },
-                "rejected_by_approver",
-            ),
-            TicketDecision::Approved { .. } | TicketDecision::Edited { .. } => {
-                let (grant, arguments) = match &decision {
-                    TicketDecision::Edited { input, .. } => {
-                        (ApprovalGrant::ApproverInput, Some(input.as_str()))
-                    }
-                    _ => (
-                        ApprovalGrant::Approved {
-                            fingerprint: ticket.fingerprint.clone(),
-                        },
-                        None,
-                    ),
-                };
-                let idempotent = callback.metadata().idempotent;
-                journal
-                    .record_tool_started(key, &call.id, &call.name, &idempotency_key, idempotent)
-                    .await?;
-                let attempt = Attempt {
-                    idempotency_key: Some(&idempotency_key),
-                    arguments,
-                    grant: Some(&grant),
-                };
-                match self
-                    .call_tool(step, policy, callbacks, call, attempt)
-                    .await?
-                {
-                    Called::Observed(obs, label) => (obs, label),
-                    // An approval binds the input it was given for: nothing else runs on it.
-                    Called::NeedsApproval(error) => {
-                        return Err(self.approval_without_store(step, error));
-                    }
-                }
+        let (grant, arguments) = match decision {
+            TicketDecision::Rejected { by, message } => {
+                return Ok(Claim::Rejected {
+                    by,
+                    message,
+                    channel: channel.map_or("approval", |c| c.name),
+                });
             }
+            TicketDecision::Edited { input, .. } => (ApprovalGrant::ApproverInput, Some(input)),
+            TicketDecision::Approved { .. } => (
+                ApprovalGrant::Approved {
+                    fingerprint: ticket.fingerprint.clone(),
+                },
+                None,
+            ),
         };
+        let idempotency_key = journal.idempotency_key(key);
         journal
-            .record_tool_finished(key, &call.id, &call.name, label, &obs, true)
+            .record_tool_started(
+                key,
+                &call.id,
+                &call.name,
+                &idempotency_key,
+                callback.metadata().idempotent,
+            )
             .await?;
-        journal
-            .advance_ticket(ticket_id, TicketState::Executing, TicketState::Completed)
-            .await?;
-        Ok(Slot::Done(obs))
+        Ok(Claim::Run {
+            grant,
+            arguments,
+            idempotency_key,
+        })
     }
+}
+
+/// What a journaled call waiting on a ticket may do now.
+pub(super) enum Claim {
+    /// Nothing yet: the ticket is pending.
+    Pending(Box<Ticket>),
+    /// Not run: the approver rejected it.
+    Rejected {
+        by: String,
+        message: String,
+        channel: &'static str,
+    },
+    /// Run it (its start is journaled), with this grant and, for an edit, these arguments.
+    Run {
+        grant: ApprovalGrant,
+        arguments: Option<String>,
+        idempotency_key: String,
+    },
 }
 
 /// A human decision on a ticket, for [`App::decide`](crate::App::decide) and

@@ -54,6 +54,7 @@ pub(crate) mod in_doubt;
 pub(crate) mod journal;
 mod router;
 pub mod run;
+mod tool_step;
 pub mod workflow;
 
 pub use approval::Decision;

@@ -34,17 +34,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::events::{RunEvent, StepKind, StepOutcome};
-use super::journal::{ToolReplay, step_key};
 use super::run::{Engine, RunError, Stats};
-use crate::callback::{BoundToolCallback, ToolInvocation};
 use crate::cascade::ResolvedWorkflow;
 use crate::contract::agent::{Agent, Router};
-use crate::contract::scope::{ScopeKind, ScopeRef};
 use crate::contract::tool::Tool;
 use crate::contract::workflow::Workflow;
-use crate::di::CallId;
 use crate::error::StepFailedError;
-use crate::pipeline::observe::{Reader, observe};
 
 /// Implemented by a `#[workflow]` struct to give its flow; run it with
 /// `app.execute(Target::workflow::<W>(), input, ctx)`.
@@ -372,152 +367,6 @@ impl Engine {
                 Ok(result?)
             }
         }
-    }
-
-    async fn run_tool_step(
-        &self,
-        workflow: &ResolvedWorkflow,
-        name: &'static str,
-        input: String,
-    ) -> Result<String, RunError> {
-        self.emit(|| RunEvent::StepStarted {
-            step: name.to_string(),
-            kind: StepKind::Tool,
-            input: input.clone(),
-        });
-        let bound = workflow
-            .tools
-            .iter()
-            .find(|t| t.meta().name == name)
-            .expect("checked before the run");
-        let scopes = [
-            ScopeRef {
-                kind: ScopeKind::Application,
-                name: self.rt.resolved.name,
-            },
-            ScopeRef {
-                kind: ScopeKind::Workflow,
-                name: workflow.meta.name,
-            },
-        ];
-        let callbacks = self.callbacks(None, &scopes, vec![BoundToolCallback::shared(bound)]);
-        // A journaled step has a call id and an idempotency key derived from its place in the
-        // run, the same on every attempt.
-        let journaled = self.journal.as_ref().map(|j| {
-            let n = j.next_tool_step();
-            (j, step_key(n, name), format!("step_{n}"))
-        });
-        let generated;
-        let (call_id, idempotency_key) = match &journaled {
-            Some((journal, key, call_id)) => match journal.tool_state(key) {
-                ToolReplay::Finished(obs) => {
-                    self.emit(|| RunEvent::StepFinished {
-                        step: name.to_string(),
-                        kind: StepKind::Tool,
-                        outcome: StepOutcome::Succeeded,
-                    });
-                    return Ok(obs.content);
-                }
-                ToolReplay::Started {
-                    idempotent: false,
-                    call_id,
-                    tool,
-                    ..
-                } => {
-                    return Err(RunError::InDoubt {
-                        run_id: journal.record.run_id.clone(),
-                        call_id,
-                        tool,
-                        key: key.clone(),
-                    });
-                }
-                ToolReplay::Started {
-                    idempotency_key, ..
-                } => (call_id.as_str(), Some(idempotency_key)),
-                // Workflow tool steps make no tickets (a gated tool fails the step there).
-                ToolReplay::Awaiting { .. } => {
-                    return Err(RunError::JournalMismatch {
-                        run_id: journal.record.run_id.clone(),
-                        key: key.clone(),
-                        detail: "a workflow tool step does not wait for approval".into(),
-                    });
-                }
-                ToolReplay::Fresh => {
-                    let idempotency_key = journal.idempotency_key(key);
-                    journal
-                        .record_tool_started(
-                            key,
-                            call_id,
-                            name,
-                            &idempotency_key,
-                            bound.meta().idempotent,
-                        )
-                        .await?;
-                    (call_id.as_str(), Some(idempotency_key))
-                }
-            },
-            None => {
-                generated = CallId::generate();
-                (generated.as_str(), None)
-            }
-        };
-        let result: Result<String, StepFailedError> = match callbacks
-            .iter()
-            .find(|c| c.definition().name == name)
-            .or(callbacks.first())
-        {
-            None => Err(StepFailedError::Other {
-                step: name.to_string(),
-                message: "the callback wrapper removed the tool".to_string(),
-            }),
-            Some(callback) => {
-                let invocation = ToolInvocation::new(call_id, &input)
-                    .with_tenant(self.ctx.tenant.as_ref())
-                    .with_idempotency_key(idempotency_key.as_deref());
-                let outcome = self.or_cancel(callback.call(invocation)).await?;
-                let observed = observe(name, call_id, outcome, Reader::Step, &|t| {
-                    callback.mask_for_model(t)
-                });
-                let decision = observed.decision;
-                let label = decision.label();
-                self.emit(|| RunEvent::ToolCallDecision {
-                    step: name.to_string(),
-                    call_id: call_id.to_string(),
-                    tool: name.to_string(),
-                    decision,
-                });
-                match observed.verdict {
-                    Ok(obs) => {
-                        self.emit(|| RunEvent::ToolResult {
-                            step: name.to_string(),
-                            call_id: call_id.to_string(),
-                            tool: name.to_string(),
-                            content: obs.content.clone(),
-                            is_error: false,
-                            truncated: obs.truncated,
-                        });
-                        if let Some((journal, key, _)) = &journaled {
-                            journal
-                                .record_tool_finished(key, call_id, name, label, &obs, false)
-                                .await?;
-                        }
-                        Ok(obs.content)
-                    }
-                    Err(err) => Err(StepFailedError::from_tool_call(name, err)),
-                }
-            }
-        };
-        self.emit(|| RunEvent::StepFinished {
-            step: name.to_string(),
-            kind: StepKind::Tool,
-            outcome: match &result {
-                Ok(_) => StepOutcome::Succeeded,
-                Err(e) => StepOutcome::Failed {
-                    error: e.to_string(),
-                },
-            },
-        });
-        Ok(result?)
     }
 }
 
