@@ -1,7 +1,7 @@
 //! The one place that builds callback stacks. Every tool call an agent loop, a workflow step or
 //! `App::callbacks` makes goes through a stack built by [`stack`], innermost first:
 //!
-//! 1. the base callback (a [`BoundToolCallback`](super::BoundToolCallback): the guarded pipeline
+//! 1. the base callback (a [`BoundToolCallback`]: the guarded pipeline
 //!    of the tool's path, or an MCP / custom callback);
 //! 2. the agent's listeners, then the app-wide listeners ([`ToolCallListenerSet`]);
 //! 3. the run's own wrapper ([`CallbackWrapper`], `RunContext::wrap_callbacks`);
