@@ -12,53 +12,7 @@ use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 #[global_allocator]
 static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 
-macro_rules! order_tool {
-    ($ty:ident, $name:literal, [$($i:ident),*]) => {
-        #[tool(name = $name, description = "Loads an order record by ID",
-               input = OrderInputDto, output = OrderRecordDto, tool_interceptors = [$($i),*])]
-        pub struct $ty;
-        impl ToolHandler<OrderInputDto, OrderRecordDto> for $ty {
-            async fn run(&self, input: OrderInputDto) -> Result<OrderRecordDto, ToolError> {
-                Ok(handler(input).await)
-            }
-        }
-    };
-}
-
-order_tool!(Guards0Tool, "guards0-tool", []);
-order_tool!(Guards1Tool, "guards1-tool", [A1ToolInterceptor]);
-order_tool!(
-    Guards4Tool,
-    "guards4-tool",
-    [
-        A1ToolInterceptor,
-        A2ToolInterceptor,
-        A3ToolInterceptor,
-        A4ToolInterceptor
-    ]
-);
-order_tool!(
-    Guards16Tool,
-    "guards16-tool",
-    [
-        A1ToolInterceptor,
-        A2ToolInterceptor,
-        A3ToolInterceptor,
-        A4ToolInterceptor,
-        A5ToolInterceptor,
-        A6ToolInterceptor,
-        A7ToolInterceptor,
-        A8ToolInterceptor,
-        A9ToolInterceptor,
-        A10ToolInterceptor,
-        A11ToolInterceptor,
-        A12ToolInterceptor,
-        A13ToolInterceptor,
-        A14ToolInterceptor,
-        A15ToolInterceptor,
-        A16ToolInterceptor
-    ]
-);
+order_tools!();
 
 const ARGS: &str = r#"{"orderId":"ACME-42"}"#;
 
