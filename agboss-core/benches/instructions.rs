@@ -4,10 +4,10 @@
 //! divide the instructions by 1,000 for a call.
 //!
 //! Run with `cargo bench -p agboss-core --bench instructions` (needs valgrind and
-//! `cargo install gungraun-runner --version 0.20.0`). Variants: the floor, and by name with JSON
+//! `cargo install gungraun-runner --version 0.20.0`). Variants: the floor; by name with JSON
 //! arguments (`app.tool_by_name(..).invoke_json(..)`, the path of an agent's tool loop) with 0, 1,
-//! 4 and 16 allowing interceptors. Both include one `block_on` of a current-thread runtime per
-//! call.
+//! 4 and 16 allowing interceptors; typed (`app.tool::<T>().invoke(..)`) with 0, 4 and 16. Each
+//! call includes one `block_on` of a current-thread runtime.
 use std::hint::black_box;
 
 use agboss_core::*;
@@ -85,9 +85,39 @@ fn by_name_1000_calls(b: Bench) -> Bench {
     b
 }
 
+fn typed_call(b: &Bench) {
+    let input = || OrderInputDto {
+        order_id: "ACME-42".into(),
+    };
+    b.rt.block_on(async {
+        match b.tool {
+            "guards0-tool" => {
+                black_box(b.app.tool::<Guards0Tool>().invoke(input()).await.unwrap());
+            }
+            "guards4-tool" => {
+                black_box(b.app.tool::<Guards4Tool>().invoke(input()).await.unwrap());
+            }
+            _ => {
+                black_box(b.app.tool::<Guards16Tool>().invoke(input()).await.unwrap());
+            }
+        }
+    });
+}
+
+#[library_benchmark]
+#[bench::guards0(args = ("guards0-tool"), setup = setup)]
+#[bench::guards4(args = ("guards4-tool"), setup = setup)]
+#[bench::guards16(args = ("guards16-tool"), setup = setup)]
+fn typed_1000_calls(b: Bench) -> Bench {
+    for _ in 0..CALLS {
+        typed_call(&b);
+    }
+    b
+}
+
 library_benchmark_group!(
     name = calls;
-    benchmarks = floor_1000_calls, by_name_1000_calls
+    benchmarks = floor_1000_calls, by_name_1000_calls, typed_1000_calls
 );
 
 main!(library_benchmark_groups = calls);
