@@ -52,7 +52,6 @@ impl BoundTool {
     }
 
     fn compute_policy_digest(&self) -> Arc<str> {
-        use sha2::{Digest as _, Sha256};
         let policy = format!(
             "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
             self.meta.name,
@@ -63,11 +62,7 @@ impl BoundTool {
             self.meta.approval.map(|c| c.name),
             self.max_result_size,
         );
-        Sha256::digest(policy.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-            .into()
+        crate::store::types::sha256_hex(policy.as_bytes()).into()
     }
     /// The effective `max_result_size` (tool, else agent, else workflow, else application).
     pub fn max_result_size(&self) -> Option<usize> {

@@ -68,10 +68,7 @@ impl Engine {
         call: &ToolCallRequest,
         error: ToolCallError,
     ) -> Result<Ticket, RunError> {
-        let ToolCallError::ApprovalRequired {
-            input, fingerprint, ..
-        } = &error
-        else {
+        let ToolCallError::ApprovalRequired { input, .. } = &error else {
             return Err(self.approval_without_store(&call.name, error));
         };
         let callback = callbacks.iter().find(|c| c.definition().name == call.name);
@@ -87,7 +84,6 @@ impl Engine {
                 tool: &call.name,
                 channel,
                 input,
-                fingerprint,
                 chain_digest: &callback.metadata().policy_digest,
             })
             .await?;
@@ -97,25 +93,7 @@ impl Engine {
 
     /// Tells the ticket's channel, after the ticket is stored. A failure leaves it pending.
     pub(super) async fn notify(&self, ticket: &Ticket) {
-        let notified = match self.rt.channels.get(ticket.channel.as_str()) {
-            None => Err(format!(
-                "channel `{}` is not part of this app",
-                ticket.channel
-            )),
-            Some(channel) => {
-                match std::panic::AssertUnwindSafe(channel.notify(ticket))
-                    .catch_unwind()
-                    .await
-                {
-                    Ok(Ok(())) => Ok(()),
-                    Ok(Err(e)) => Err(e.to_string()),
-                    Err(_) => Err("the channel panicked".to_string()),
-                }
-            }
-        };
-        if let Err(error) = &notified {
-            tracing::error!(ticket = %ticket.id, channel = %ticket.channel, %error, "approval channel was not told of a ticket; it stays pending");
-        }
+        let notified = tell_channel(&self.rt, ticket).await;
         self.emit(|| RunEvent::ApprovalRequested {
             ticket: Box::new(ticket.clone()),
             notified: notified.clone(),
@@ -225,7 +203,6 @@ impl Engine {
                     tool: &call.name,
                     channel,
                     input: &ticket.input,
-                    fingerprint: &ticket.fingerprint,
                     chain_digest: digest,
                 })
                 .await?;
@@ -292,6 +269,29 @@ pub(super) enum Claim {
         arguments: Option<String>,
         idempotency_key: String,
     },
+}
+
+/// Tells a stored ticket's channel (errors and panics caught: the ticket stays pending either
+/// way, the failure is logged and returned).
+pub(crate) async fn tell_channel(rt: &super::Runtime, ticket: &Ticket) -> Result<(), String> {
+    let told = match rt.channels.get(ticket.channel.as_str()) {
+        None => Err(format!(
+            "channel `{}` is not part of this app",
+            ticket.channel
+        )),
+        Some(channel) => match std::panic::AssertUnwindSafe(channel.notify(ticket))
+            .catch_unwind()
+            .await
+        {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("the channel panicked".to_string()),
+        },
+    };
+    if let Err(error) = &told {
+        tracing::error!(ticket = %ticket.id, channel = %ticket.channel, %error, "approval channel was not told of a ticket; it stays pending");
+    }
+    told
 }
 
 /// A human decision on a ticket, for [`App::decide`](crate::App::decide) and

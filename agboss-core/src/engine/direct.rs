@@ -2,15 +2,15 @@
 //! gets a ticket of its own one-call run (`direct_…`), returned in
 //! `ToolCallError::ApprovalRequired { ticket_id }`; deciding it later runs the call once, through
 //! the same chain, and returns its output ([`ToolHandle::resume`](crate::ToolHandle::resume)).
-use futures::FutureExt as _;
 
 use super::Runtime;
-use super::approval::{Decision, decide};
+use super::approval::{Decision, decide, tell_channel};
+use super::journal::ApprovalRequest;
 use super::run::RunError;
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
 use crate::error::{BlockKind, StepFailedError, ToolBlockedError, ToolCallError};
-use crate::store::types::{now_ms, random_id};
+use crate::store::types::random_id;
 use crate::store::{
     Lease, NewRun, RunEnd, StepEntry, StoreError, ThreadStore as _, Ticket, TicketDecision,
     TicketState,
@@ -39,10 +39,10 @@ pub(crate) async fn ticket_direct_call(
     else {
         return error;
     };
-    let made = make_ticket(rt, bound, tenant, call_id, &input, &fingerprint).await;
+    let made = make_ticket(rt, bound, tenant, call_id, &input).await;
     let ticket_id = match made {
         Ok(ticket) => {
-            notify(rt, &ticket).await;
+            let _ = tell_channel(rt, &ticket).await;
             Some(ticket.id)
         }
         Err(err) => {
@@ -65,7 +65,6 @@ async fn make_ticket(
     tenant: &str,
     call_id: &str,
     input: &str,
-    fingerprint: &str,
 ) -> Result<Ticket, RunError> {
     let durability = rt.store.as_ref().ok_or(StoreError::NotConfigured)?;
     let channel = bound.meta().approval.ok_or(StoreError::Unsupported {
@@ -76,24 +75,15 @@ async fn make_ticket(
         .store
         .begin_run(run, &durability.worker, durability.lease_ttl)
         .await?;
-    let now = now_ms();
-    let ticket = Ticket {
-        id: random_id("ticket"),
-        tenant: tenant.to_string(),
-        thread_id: None,
-        run_id: record.run_id,
-        step_key: DIRECT_KEY.to_string(),
-        call_id: call_id.to_string(),
-        tool: bound.meta().name.to_string(),
-        channel: channel.name.to_string(),
-        input: input.to_string(),
-        fingerprint: fingerprint.to_string(),
-        chain_digest: bound.policy_digest().to_string(),
-        state: TicketState::Pending,
-        decision: None,
-        created_at_ms: now,
-        expires_at_ms: now.saturating_add(i64::try_from(channel.ttl_ms()).unwrap_or(i64::MAX)),
+    let request = ApprovalRequest {
+        key: DIRECT_KEY,
+        call_id,
+        tool: bound.meta().name,
+        channel,
+        input,
+        chain_digest: &bound.policy_digest(),
     };
+    let ticket = request.ticket(tenant, None, &record.run_id);
     let store = &durability.store;
     let written = async {
         store.create_ticket(&lease, &ticket).await?;
@@ -111,19 +101,6 @@ async fn make_ticket(
     written?;
     released?;
     Ok(ticket)
-}
-
-/// Tells the ticket's channel; a failure leaves the ticket pending.
-pub(crate) async fn notify(rt: &Runtime, ticket: &Ticket) {
-    let Some(channel) = rt.channels.get(ticket.channel.as_str()) else {
-        return;
-    };
-    let told = std::panic::AssertUnwindSafe(channel.notify(ticket))
-        .catch_unwind()
-        .await;
-    if !matches!(told, Ok(Ok(()))) {
-        tracing::error!(ticket = %ticket.id, channel = %ticket.channel, "approval channel was not told of a ticket; it stays pending");
-    }
 }
 
 /// What a decided direct ticket lets run.
@@ -170,16 +147,8 @@ pub(crate) async fn claim_direct(
             )
             .await?;
         store.release(&lease).await?;
-        let again = make_ticket(
-            rt,
-            bound,
-            tenant,
-            &ticket.call_id,
-            &ticket.input,
-            &ticket.fingerprint,
-        )
-        .await?;
-        notify(rt, &again).await;
+        let again = make_ticket(rt, bound, tenant, &ticket.call_id, &ticket.input).await?;
+        let _ = tell_channel(rt, &again).await;
         return Err(step(ToolCallError::ApprovalRequired {
             tool_name: ticket.tool.clone(),
             channel: bound.meta().approval.map_or("", |c| c.name),

@@ -15,12 +15,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use sha2::{Digest as _, Sha256};
-
 use super::run::RunError;
 use crate::contract::channel::ChannelMeta;
 use crate::model::{AssistantMessage, Message, ModelRequest, Usage};
 use crate::pipeline::observe::Observation;
+use crate::store::types::{random_id, sha256_hex};
 use crate::store::{
     JournalStep, Lease, NewRun, RunEnd, RunRecord, SharedStore, StepEntry, StoreError,
     ThreadStore as _, Ticket, TicketState,
@@ -278,10 +277,9 @@ impl RunJournal {
 
     /// The idempotency key of the tool call `key`: the same on every attempt.
     pub(crate) fn idempotency_key(&self, key: &str) -> String {
-        let digest = Sha256::digest(
-            format!("{}\n{}\n{key}", self.record.tenant, self.record.run_id).as_bytes(),
-        );
-        format!("idem_{}", hex(&digest[..16]))
+        let digest =
+            sha256_hex(format!("{}\n{}\n{key}", self.record.tenant, self.record.run_id).as_bytes());
+        format!("idem_{}", &digest[..32])
     }
 
     /// Makes the ticket of a gated call (written before anyone is told) and journals that the
@@ -290,25 +288,11 @@ impl RunJournal {
         &self,
         request: ApprovalRequest<'_>,
     ) -> Result<Ticket, RunError> {
-        let now = crate::store::types::now_ms();
-        let ticket = Ticket {
-            id: crate::store::types::random_id("ticket"),
-            tenant: self.record.tenant.clone(),
-            thread_id: self.record.thread_id.clone(),
-            run_id: self.record.run_id.clone(),
-            step_key: request.key.to_string(),
-            call_id: request.call_id.to_string(),
-            tool: request.tool.to_string(),
-            channel: request.channel.name.to_string(),
-            input: request.input.to_string(),
-            fingerprint: request.fingerprint.to_string(),
-            chain_digest: request.chain_digest.to_string(),
-            state: TicketState::Pending,
-            decision: None,
-            created_at_ms: now,
-            expires_at_ms: now
-                .saturating_add(i64::try_from(request.channel.ttl_ms()).unwrap_or(i64::MAX)),
-        };
+        let ticket = request.ticket(
+            &self.record.tenant,
+            self.record.thread_id.clone(),
+            &self.record.run_id,
+        );
         self.store.create_ticket(&self.lease, &ticket).await?;
         let entry = StepEntry::ApprovalRequested {
             key: request.key.to_string(),
@@ -466,9 +450,28 @@ pub(crate) struct ApprovalRequest<'a> {
     pub(crate) call_id: &'a str,
     pub(crate) tool: &'a str,
     pub(crate) channel: &'static ChannelMeta,
+    /// Canonical JSON of the validated input (its SHA-256 is the ticket's fingerprint).
     pub(crate) input: &'a str,
-    pub(crate) fingerprint: &'a str,
     pub(crate) chain_digest: &'a str,
+}
+
+impl ApprovalRequest<'_> {
+    /// A new pending ticket for the call, of `tenant`'s run `run_id`, expiring after its
+    /// channel's `ttl_ms`.
+    pub(crate) fn ticket(&self, tenant: &str, thread_id: Option<String>, run_id: &str) -> Ticket {
+        // `pending` fingerprints the input: the SHA-256 the approval point computed.
+        let mut ticket = Ticket::pending(random_id("ticket"), self.tool, self.input);
+        ticket.tenant = tenant.to_string();
+        ticket.thread_id = thread_id;
+        ticket.run_id = run_id.to_string();
+        ticket.step_key = self.key.to_string();
+        ticket.call_id = self.call_id.to_string();
+        ticket.channel = self.channel.name.to_string();
+        ticket.chain_digest = self.chain_digest.to_string();
+        let ttl = i64::try_from(self.channel.ttl_ms()).unwrap_or(i64::MAX);
+        ticket.expires_at_ms = ticket.created_at_ms.saturating_add(ttl);
+        ticket
+    }
 }
 
 fn model_key(turn: u32) -> String {
@@ -488,15 +491,7 @@ pub(crate) fn step_key(n: u32, tool: &str) -> String {
 /// SHA-256 of a model request (messages, tools, settings), hex.
 pub(crate) fn request_digest(req: &ModelRequest) -> String {
     let json = serde_json::to_vec(req).unwrap_or_default();
-    hex(&Sha256::digest(&json))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    sha256_hex(&json)
 }
 
 /// A thread's history as a model can read it: an assistant turn whose tool calls have no

@@ -9,11 +9,10 @@
 //! validated input and that text's SHA-256, from which the engine makes a ticket.
 use std::any::Any;
 
-use sha2::{Digest as _, Sha256};
-
 use crate::contract::channel::ApprovalGrant;
 use crate::contract::tool::Tool;
 use crate::error::ToolCallError;
+use crate::store::types::sha256_hex;
 
 /// Lets the call through, or stops it for a human decision.
 #[inline]
@@ -57,7 +56,6 @@ pub(crate) fn fingerprint<I: serde::Serialize>(
         tool_name: "input".to_string(),
         message: e.to_string(),
     })?;
-    let digest = Sha256::digest(canonical.as_bytes());
-    let hex = digest.iter().map(|b| format!("{b:02x}")).collect();
-    Ok((canonical, hex))
+    let fingerprint = sha256_hex(canonical.as_bytes());
+    Ok((canonical, fingerprint))
 }

@@ -1,6 +1,5 @@
 //! Approval tickets: a gated tool call waiting for a human decision, bound to the exact call.
 use serde::{Deserialize, Serialize};
-use sha2::{Digest as _, Sha256};
 
 use super::error::StoreError;
 use super::types::now_ms;
@@ -175,10 +174,7 @@ impl Ticket {
         input: impl Into<String>,
     ) -> Self {
         let input = input.into();
-        let fingerprint = Sha256::digest(input.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let fingerprint = super::types::sha256_hex(input.as_bytes());
         Self {
             id: id.into(),
             tenant: String::new(),

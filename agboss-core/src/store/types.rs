@@ -377,6 +377,19 @@ fn check_format(what: &str, format: i64) -> Result<(), StoreError> {
     }
 }
 
+/// SHA-256 of `bytes`, lower-case hex: the one digest of the journal (request digests,
+/// idempotency keys), the approval tickets (input fingerprints) and the policy digests.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest as _, Sha256};
+    use std::fmt::Write as _;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
 /// A random id (runs, threads, workers): unique across processes, unlike generated call ids.
 pub fn random_id(prefix: &str) -> String {
     format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
