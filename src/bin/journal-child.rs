@@ -105,6 +105,24 @@ impl ToolHandler<KcOrderDto, KcOrderDto> for KcPayoutTool {
         tools = [KcPayoutTool])]
 pub struct KcPayoutAgent;
 
+/// The child's app: its agent, the counter file, the scripted model, the store, and a worker id
+/// of this process with a short lease (the next process takes over soon after a kill).
+fn child_app(
+    builder: agboss_core::AppBuilder,
+    mode: &str,
+    counter: &str,
+    model: &Arc<ScriptedModel>,
+    store: SharedStore,
+) -> Result<App, agboss_core::BuildError> {
+    builder
+        .provide(KcCounter(counter.into()))
+        .shared_model(Arc::clone(model) as SharedChatModel)
+        .store(store)
+        .worker_id(format!("{mode}-{}", std::process::id()))
+        .lease_ttl(Duration::from_millis(600))
+        .build()
+}
+
 async fn open(url: &str, schema: &str) -> Result<SharedStore, StoreError> {
     Ok(match url.strip_prefix("sqlite:") {
         Some(path) => SharedStore::new(SqliteStore::open(path).await?),
@@ -166,14 +184,13 @@ async fn run(
         .hang_when_exhausted(),
         _ => ScriptedModel::new([Turn::text("Refund done.")]),
     });
-    let app = App::builder()
-        .agent::<KcDeskAgent>()
-        .provide(KcCounter(counter.into()))
-        .shared_model(Arc::clone(&model) as SharedChatModel)
-        .store(store)
-        .worker_id(format!("{mode}-{}", std::process::id()))
-        .lease_ttl(Duration::from_millis(600))
-        .build()?;
+    let app = child_app(
+        App::builder().agent::<KcDeskAgent>(),
+        mode,
+        counter,
+        &model,
+        store,
+    )?;
     let ctx = RunContext::new().tenant("acme");
     if mode == "crash" {
         app.threads("acme")
@@ -231,14 +248,13 @@ async fn approval(
         )]),
         _ => ScriptedModel::new([Turn::text("Payout done.")]),
     });
-    let app = App::builder()
-        .agent::<KcPayoutAgent>()
-        .provide(KcCounter(counter.into()))
-        .shared_model(Arc::clone(&model) as SharedChatModel)
-        .store(store)
-        .worker_id(format!("{mode}-{}", std::process::id()))
-        .lease_ttl(Duration::from_millis(600))
-        .build()?;
+    let app = child_app(
+        App::builder().agent::<KcPayoutAgent>(),
+        mode,
+        counter,
+        &model,
+        store,
+    )?;
     let ctx = RunContext::new().tenant("acme");
     if mode == "approval-wait" {
         app.threads("acme")
