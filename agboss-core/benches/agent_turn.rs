@@ -1,7 +1,8 @@
 //! One full agent run on a scripted (deterministic, in-memory) model: 2 model turns and 1 tool
 //! call through 4 allowing interceptors, by `execute` and by `stream`; plus a 1-turn run without
 //! tools and the bare guarded tool call on the same path, so that the framework overhead per
-//! turn and per tool call can be read off. Run with
+//! turn and per tool call can be read off; and the same 2-turn run with 4 passing guardrails
+//! (2 input, 2 output), for the cost of the text boundary. Run with
 //! `cargo bench -p agboss-core --bench agent_turn`.
 use std::time::Duration;
 
@@ -34,6 +35,44 @@ pub struct BenchAgent;
 #[agent(name = "chat-agent", description = "Answers")]
 pub struct ChatAgent;
 
+macro_rules! passing_guardrails {
+    ($($input:ident $in_name:literal),* ; $($output:ident $out_name:literal),*) => {
+        $(
+            #[input_guardrail(name = $in_name, description = "Passes")]
+            pub struct $input;
+            impl InputGuardrail for $input {
+                async fn check_input(&self, input: &GuardrailContext<'_>) -> Result<GuardrailVerdict, GuardrailError> {
+                    std::hint::black_box(input.text());
+                    Ok(GuardrailVerdict::pass())
+                }
+            }
+        )*
+        $(
+            #[output_guardrail(name = $out_name, description = "Passes")]
+            pub struct $output;
+            impl OutputGuardrail for $output {
+                async fn check_output(&self, output: &GuardrailContext<'_>) -> Result<GuardrailVerdict, GuardrailError> {
+                    std::hint::black_box(output.text());
+                    Ok(GuardrailVerdict::pass())
+                }
+            }
+        )*
+    };
+}
+
+passing_guardrails!(
+    G1InputGuardrail "g1-input-guardrail", G2InputGuardrail "g2-input-guardrail";
+    G3OutputGuardrail "g3-output-guardrail", G4OutputGuardrail "g4-output-guardrail"
+);
+
+/// `BenchAgent` with 4 passing guardrails (2 on the input, 2 on the answer).
+#[agent(name = "guarded-bench-agent", description = "Looks orders up, guarded", tools = [GetOrderTool],
+        instructions = "You look orders up.",
+        tool_interceptors = [A1ToolInterceptor, A2ToolInterceptor, A3ToolInterceptor, A4ToolInterceptor],
+        input_guardrails = [G1InputGuardrail, G2InputGuardrail],
+        output_guardrails = [G3OutputGuardrail, G4OutputGuardrail])]
+pub struct GuardedBenchAgent;
+
 /// A stateless script: a tool call after the user's message, a final answer after a tool
 /// observation. (`agboss_testing::ScriptedModel` consumes its turns and records every request,
 /// which would measure the test double rather than the framework.)
@@ -61,6 +100,7 @@ fn bench(c: &mut Criterion) {
     let app = App::builder()
         .agent::<BenchAgent>()
         .agent::<ChatAgent>()
+        .agent::<GuardedBenchAgent>()
         .model(TwoTurnModel)
         .build()
         .unwrap();
@@ -85,6 +125,31 @@ fn bench(c: &mut Criterion) {
         b.to_async(&rt).iter(|| async {
             let mut s = app.stream(
                 Target::agent::<BenchAgent>(),
+                "where is ACME-42?",
+                RunContext::new(),
+            );
+            while let Some(ev) = s.next().await {
+                std::hint::black_box(ev.unwrap());
+            }
+        });
+    });
+    g.bench_function("execute_2_turns_1_call_4_interceptors_4_guardrails", |b| {
+        b.to_async(&rt).iter(|| async {
+            let out = app
+                .execute(
+                    Target::agent::<GuardedBenchAgent>(),
+                    "where is ACME-42?",
+                    RunContext::new(),
+                )
+                .await
+                .unwrap();
+            std::hint::black_box(out);
+        });
+    });
+    g.bench_function("stream_2_turns_1_call_4_interceptors_4_guardrails", |b| {
+        b.to_async(&rt).iter(|| async {
+            let mut s = app.stream(
+                Target::agent::<GuardedBenchAgent>(),
                 "where is ACME-42?",
                 RunContext::new(),
             );

@@ -10,6 +10,10 @@ pub use crate::contract::agent::{Agent, AgentMeta, Router, RouterMeta, ToolError
 pub use crate::contract::channel::{
     ApprovalChannel, Channel, ChannelMeta, ErasedChannel, build_channel, channel_meta,
 };
+pub use crate::contract::guardrail::{
+    Boundary, ErasedGuardrail, GuardrailMeta, InputGuardrailComponent, OutputGuardrailComponent,
+    ScopeGuardrails, build_input_guardrail, build_output_guardrail,
+};
 pub use crate::contract::interceptor::probe::{
     HasHandler, Probe, ViaAfter, ViaBefore, ViaNoAfter, ViaNoBefore, require_handler,
 };

@@ -374,6 +374,15 @@ impl<'a> Resolver<'a> {
             execution: None,
         }
     }
+    /// A resolver for one check at a run's text boundary: the services and the run's tenant
+    /// (no execution context: that exists only during a tool call).
+    pub fn for_tenant(services: &'a Services, tenant: Option<&'a TenantContext>) -> Self {
+        Self {
+            services,
+            tenant,
+            execution: None,
+        }
+    }
     /// A resolver for one invocation.
     pub fn for_call(
         services: &'a Services,

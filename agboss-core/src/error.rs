@@ -119,6 +119,13 @@ handler_error! {
 }
 
 handler_error! {
+    /// The error an input or output guardrail's check returns. The step fails closed with a
+    /// [`GuardrailBlockedError`] of kind [`GuardrailBlockKind::Failed`]. Like [`ToolError`], it
+    /// dereferences to `dyn Error + Send + Sync`.
+    GuardrailError
+}
+
+handler_error! {
     /// The error an approval channel's `notify` or `authorize` returns. It never lets a call
     /// through: a failed `notify` leaves the ticket pending, a failed `authorize` refuses the
     /// approver. Like [`ToolError`], it dereferences to `dyn Error + Send + Sync`.
@@ -331,6 +338,81 @@ impl ToolCallError {
     }
 }
 
+/// How a guardrail stopped a step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GuardrailBlockKind {
+    /// The guardrail returned `GuardrailVerdict::block(reason)`.
+    Block {
+        /// Why.
+        reason: String,
+    },
+    /// The guardrail returned an error (or could not be built for the run): failed closed.
+    Failed {
+        /// The error's message.
+        message: String,
+    },
+    /// The guardrail panicked: failed closed.
+    Panicked,
+    /// The guardrail ran past its time limit: failed closed.
+    TimedOut {
+        /// The limit, in milliseconds.
+        after_ms: u64,
+    },
+}
+
+/// A text that a guardrail stopped at the boundary of an agent or router. A kind of
+/// [`StepFailedError`] (`StepFailedError::GuardrailBlocked`), so a flow's `on_error` catches it
+/// like a [`ToolBlockedError`].
+///
+/// ```
+/// use agboss_core::{Boundary, GuardrailBlockKind, GuardrailBlockedError, StepFailedError};
+/// let blocked = GuardrailBlockedError {
+///     step: "support-agent".into(),
+///     guardrail: "injection-input-guardrail",
+///     boundary: Boundary::Input,
+///     kind: GuardrailBlockKind::Block { reason: "prompt injection".into() },
+/// };
+/// assert!(!blocked.is_failure());
+/// let step: StepFailedError = blocked.into();
+/// assert_eq!(step.as_guardrail_blocked().unwrap().guardrail, "injection-input-guardrail");
+/// assert_eq!(
+///     step.to_string(),
+///     "input of `support-agent` was blocked by `injection-input-guardrail`: prompt injection"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{boundary} of `{step}` was blocked by `{guardrail}`: {}", self.text())]
+pub struct GuardrailBlockedError {
+    /// The agent or router.
+    pub step: String,
+    /// The guardrail's registered name.
+    pub guardrail: &'static str,
+    /// Input or output.
+    pub boundary: crate::contract::guardrail::Boundary,
+    /// Block, or the failure that failed the step closed.
+    pub kind: GuardrailBlockKind,
+}
+
+impl GuardrailBlockedError {
+    /// The reason of a block, or what went wrong.
+    pub fn text(&self) -> String {
+        match &self.kind {
+            GuardrailBlockKind::Block { reason } => reason.clone(),
+            GuardrailBlockKind::Failed { message } => format!("the guardrail failed: {message}"),
+            GuardrailBlockKind::Panicked => "the guardrail panicked".to_string(),
+            GuardrailBlockKind::TimedOut { after_ms } => {
+                format!("the guardrail timed out after {after_ms} ms")
+            }
+        }
+    }
+    /// True when the guardrail did not decide (it failed, panicked or timed out) and the step
+    /// failed closed.
+    pub fn is_failure(&self) -> bool {
+        !matches!(self.kind, GuardrailBlockKind::Block { .. })
+    }
+}
+
 /// A step of an agent run or a workflow failed. A blocked tool is one kind of failed step:
 /// handlers of `StepFailedError` catch `ToolBlockedError` too, and can tell it apart with
 /// [`StepFailedError::as_blocked`] or a `match`.
@@ -340,6 +422,9 @@ pub enum StepFailedError {
     /// An interceptor blocked a tool call.
     #[error(transparent)]
     ToolBlocked(#[from] ToolBlockedError),
+    /// A guardrail blocked the input or the output of an agent or router (or failed closed).
+    #[error(transparent)]
+    GuardrailBlocked(#[from] GuardrailBlockedError),
     /// A tool call failed in another way that fails the step.
     #[error("step `{step}` failed: {source}")]
     ToolCall {
@@ -365,7 +450,15 @@ impl StepFailedError {
         match self {
             Self::ToolBlocked(b) => Some(b),
             Self::ToolCall { source, .. } => source.as_blocked(),
-            Self::Other { .. } => None,
+            Self::GuardrailBlocked(_) | Self::Other { .. } => None,
+        }
+    }
+
+    /// The guardrail's block, when a guardrail stopped the step.
+    pub fn as_guardrail_blocked(&self) -> Option<&GuardrailBlockedError> {
+        match self {
+            Self::GuardrailBlocked(b) => Some(b),
+            _ => None,
         }
     }
 

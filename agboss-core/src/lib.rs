@@ -80,7 +80,8 @@ pub mod store;
 pub mod __private;
 
 pub use agboss_macros::{
-    agent, application, channel, injectable, pii_policy, router, tool, tool_interceptor, workflow,
+    agent, application, channel, injectable, input_guardrail, output_guardrail, pii_policy, router,
+    tool, tool_interceptor, workflow,
 };
 pub use app::{App, AppBuilder, DynToolHandle, ToolHandle};
 pub use callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
@@ -89,6 +90,10 @@ pub use cascade::{BoundTool, BuildWarning, ResolvedAgent, ResolvedRouter, Resolv
 pub use contract::agent::{Agent, Router, ToolErrorPolicy};
 pub use contract::chain::Chain;
 pub use contract::channel::{ApprovalChannel, Approver};
+pub use contract::guardrail::{
+    Boundary, GuardrailContext, GuardrailVerdict, InputGuardrail, InputGuardrailComponent,
+    OutputGuardrail, OutputGuardrailComponent, OutputStreaming, TextScope,
+};
 pub use contract::interceptor::{
     AfterToolCall, BeforeToolCall, ToolCallContext, ToolCallDecision, ToolCallResultContext,
     ToolInterceptor, ToolOutput,
@@ -103,6 +108,6 @@ pub use engine::workflow::{Flow, Recovery, WorkflowFlow};
 pub use engine::{RunContext, RunError, RunEvent, RunOutput, RunStream, Target};
 pub use error::ChannelError;
 pub use error::{
-    BlockKind, BuildError, InterceptorError, StepFailedError, ToolBlockedError, ToolCallError,
-    ToolError,
+    BlockKind, BuildError, GuardrailBlockKind, GuardrailBlockedError, GuardrailError,
+    InterceptorError, StepFailedError, ToolBlockedError, ToolCallError, ToolError,
 };

@@ -490,6 +490,9 @@ fn every_tool_call_has_a_span_with_its_decision_and_outcome() {
     let captured = Captured::default();
     let subscriber = tracing_subscriber::registry().with(captured.clone());
     let _guard = tracing::subscriber::set_default(subscriber);
+    // Other tests of this binary hit the same callsites on other threads with no subscriber:
+    // recompute their interest now that this thread has one (tracing caches it per callsite).
+    tracing::callsite::rebuild_interest_cache();
     let app = app();
     let cb = agent_tool(&app, true, "pp-support-agent", "pp-echo-tool");
     futures::executor::block_on(async {

@@ -90,14 +90,20 @@ pub fn check_no_duplicates(key: &str, paths: &[syn::Path], errors: &mut Errors) 
     }
 }
 
-/// `[cascade.attach-and-exclude]`: one scope cannot both attach and exclude an interceptor.
-pub fn check_attach_exclude(attach: &[syn::Path], exclude: &[syn::Path], errors: &mut Errors) {
+/// `[cascade.attach-and-exclude]`: one scope cannot both attach and exclude a component
+/// (`exclude_key` names the list, e.g. `exclude_tool_interceptors`).
+pub fn check_attach_exclude(
+    attach: &[syn::Path],
+    exclude: &[syn::Path],
+    exclude_key: &str,
+    errors: &mut Errors,
+) {
     for ex in exclude {
         if attach.iter().any(|a| a == ex) {
             errors.push(syn::Error::new_spanned(
                 ex,
                 format!(
-                    "[cascade.attach-and-exclude] `{}` is both attached and excluded here; `exclude_tool_interceptors` removes an interceptor inherited from an outer scope, so keep it in only one list",
+                    "[cascade.attach-and-exclude] `{}` is both attached and excluded here; `{exclude_key}` removes what an outer scope attached, so keep it in only one list",
                     quote!(#ex)
                 ),
             ));
@@ -111,6 +117,7 @@ pub struct Registered<'a> {
     ident: &'a syn::Ident,
     trait_name: &'static str,
     meta_type: &'static str,
+    variant: &'static str,
 }
 
 /// A struct registered as `trait_name` (e.g. `Agent`) with meta type `meta_type` (`AgentMeta`).
@@ -123,6 +130,15 @@ pub fn registered<'a>(
         ident,
         trait_name,
         meta_type,
+        variant: trait_name,
+    }
+}
+
+impl Registered<'_> {
+    /// The same, registered as `Registration::<variant>` (when it differs from the trait).
+    pub fn registered_as(mut self, variant: &'static str) -> Self {
+        self.variant = variant;
+        self
     }
 }
 
@@ -140,6 +156,7 @@ pub fn register(
     let p = quote!(::agboss_core::__private);
     let tr = syn::Ident::new(what.trait_name, proc_macro2::Span::call_site());
     let meta = syn::Ident::new(what.meta_type, proc_macro2::Span::call_site());
+    let variant = syn::Ident::new(what.variant, proc_macro2::Span::call_site());
     let type_name = ident.to_string();
     quote! {
         const _: () = {
@@ -153,7 +170,7 @@ pub fn register(
                 #impl_items
             }
             #p::inventory::submit! {
-                #p::Registration::#tr(<#ident as #p::#tr>::META)
+                #p::Registration::#variant(<#ident as #p::#tr>::META)
             }
         };
     }

@@ -13,6 +13,7 @@ mod component;
 mod deps;
 mod diag;
 mod dto;
+mod guardrail;
 mod injectable;
 mod interceptor;
 mod pii_policy;
@@ -53,6 +54,30 @@ pub fn channel(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn tool_interceptor(attr: TokenStream, item: TokenStream) -> TokenStream {
     interceptor::expand(attr.into(), item.into()).into()
+}
+
+/// Declares an input guardrail: a check of the user's input at the boundary of an agent or
+/// router, before its model is called. Keys: `name` (kebab-case, ending in
+/// `-input-guardrail`), `description` (required); `deps` (services and `TenantContext`);
+/// `timeout_ms` (time limit of one check, default the app's `guardrail_timeout`, 10 s; past it
+/// the step fails closed); `cheap` (a flag: runs before the guardrails of its boundary that are
+/// not); `parallel` (a flag: the model's first turn starts while it runs, but no tool call
+/// executes and nothing reaches the caller until it passed). The struct implements
+/// `agboss_core::InputGuardrail` (`[input-guardrail.missing-handler]` if it does not). See
+/// `agboss_core::contract::guardrail`.
+#[proc_macro_attribute]
+pub fn input_guardrail(attr: TokenStream, item: TokenStream) -> TokenStream {
+    guardrail::input(attr.into(), item.into()).into()
+}
+
+/// Declares an output guardrail: a check of the answer of an agent (or a router's route)
+/// before the caller reads it, and of every streamed window before it is released. Keys:
+/// `name` (kebab-case, ending in `-output-guardrail`), `description` (required); `deps`;
+/// `timeout_ms`; `cheap` (as for `#[input_guardrail]`). The struct implements
+/// `agboss_core::OutputGuardrail` (`[output-guardrail.missing-handler]` if it does not).
+#[proc_macro_attribute]
+pub fn output_guardrail(attr: TokenStream, item: TokenStream) -> TokenStream {
+    guardrail::output(attr.into(), item.into()).into()
 }
 
 /// Declares a PII policy: which personal data to mask in what a tool call sends to a model,

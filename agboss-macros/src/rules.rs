@@ -37,6 +37,20 @@ pub const CHANNEL: Kind = Kind {
     type_suffix: "Channel",
 };
 
+pub const INPUT_GUARDRAIL: Kind = Kind {
+    label: "input guardrail",
+    attr: "input_guardrail",
+    name_suffix: "-input-guardrail",
+    type_suffix: "InputGuardrail",
+};
+
+pub const OUTPUT_GUARDRAIL: Kind = Kind {
+    label: "output guardrail",
+    attr: "output_guardrail",
+    name_suffix: "-output-guardrail",
+    type_suffix: "OutputGuardrail",
+};
+
 pub const PII_POLICY: Kind = Kind {
     label: "PII policy",
     attr: "pii_policy",
@@ -217,7 +231,12 @@ pub fn check_description(kind: Kind, description: Option<&LitStr>, errors: &mut 
         errors.push(syn::Error::new(
             d.span(),
             format!(
-                "[description.empty] a {} needs a non-empty description of its responsibility",
+                "[description.empty] {} {} needs a non-empty description of its responsibility",
+                if kind.label.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                },
                 kind.label
             ),
         ));

@@ -33,14 +33,25 @@ fn common(
         "tool_interceptors",
         "exclude_tool_interceptors",
         "pii_policies",
+        "input_guardrails",
+        "exclude_input_guardrails",
+        "output_guardrails",
+        "exclude_output_guardrails",
     ] {
         check_no_duplicates(list, args.paths(list), &mut errors);
     }
-    check_attach_exclude(
-        args.paths("tool_interceptors"),
-        args.paths("exclude_tool_interceptors"),
-        &mut errors,
-    );
+    for (attach, exclude) in [
+        ("tool_interceptors", "exclude_tool_interceptors"),
+        ("input_guardrails", "exclude_input_guardrails"),
+        ("output_guardrails", "exclude_output_guardrails"),
+    ] {
+        check_attach_exclude(
+            args.paths(attach),
+            args.paths(exclude),
+            exclude,
+            &mut errors,
+        );
+    }
     Ok((item, args, errors))
 }
 
@@ -86,6 +97,11 @@ const AGENT_KEYS: &[KeySpec] = &[
     key("max_parallel_tool_calls", Shape::Int, false),
     key("tool_errors", Shape::Str, false),
     key("max_result_size", Shape::Int, false),
+    key("input_guardrails", Shape::PathList, false),
+    key("exclude_input_guardrails", Shape::PathList, false),
+    key("output_guardrails", Shape::PathList, false),
+    key("exclude_output_guardrails", Shape::PathList, false),
+    key("mask_answer", Shape::Flag, false),
 ];
 
 pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -115,6 +131,7 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
         let instructions = str_or_empty(&args, "instructions");
         let tools = meta_list(args.paths("tools"), "Tool");
         let cascade = cascade_fields(&args);
+        let guardrails = guardrail_fields(&args);
         register(
             registered(&item.ident, "Agent", "AgentMeta"),
             quote! {
@@ -126,6 +143,7 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
                 max_parallel_tool_calls: #max_parallel,
                 tool_errors: #p::ToolErrorPolicy::#policy,
                 max_result_size: #max_result_size,
+                guardrails: #guardrails,
             },
             TokenStream::new(),
             TokenStream::new(),
@@ -139,6 +157,11 @@ const ROUTER_KEYS: &[KeySpec] = &[
     key("instructions", Shape::Str, false),
     key("routes", Shape::PathList, true),
     key("fallback", Shape::Path, false),
+    key("input_guardrails", Shape::PathList, false),
+    key("exclude_input_guardrails", Shape::PathList, false),
+    key("output_guardrails", Shape::PathList, false),
+    key("exclude_output_guardrails", Shape::PathList, false),
+    key("mask_answer", Shape::Flag, false),
 ];
 
 pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -172,6 +195,7 @@ pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
             Some(f) => quote!(::core::option::Option::Some(<#f as #p::Agent>::META)),
             None => quote!(::core::option::Option::None),
         };
+        let guardrails = guardrail_fields(&args);
         register(
             registered(&item.ident, "Router", "RouterMeta"),
             quote! {
@@ -179,6 +203,7 @@ pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
                 instructions: #instructions,
                 routes: #routes,
                 fallback: #fallback,
+                guardrails: #guardrails,
             },
             TokenStream::new(),
             TokenStream::new(),
@@ -196,6 +221,11 @@ const WORKFLOW_KEYS: &[KeySpec] = &[
     key("exclude_tool_interceptors", Shape::PathList, false),
     key("pii_policies", Shape::PathList, false),
     key("max_result_size", Shape::Int, false),
+    key("input_guardrails", Shape::PathList, false),
+    key("exclude_input_guardrails", Shape::PathList, false),
+    key("output_guardrails", Shape::PathList, false),
+    key("exclude_output_guardrails", Shape::PathList, false),
+    key("mask_answer", Shape::Flag, false),
 ];
 
 pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -209,6 +239,7 @@ pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
         let named = name_fields(&args);
         let members = member_fields(&args);
         let cascade = cascade_fields(&args);
+        let guardrails = guardrail_fields(&args);
         register(
             registered(&item.ident, "Workflow", "WorkflowMeta"),
             quote! {
@@ -216,6 +247,7 @@ pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
                 #members
                 #cascade
                 max_result_size: #max_result_size,
+                guardrails: #guardrails,
             },
             TokenStream::new(),
             TokenStream::new(),
@@ -234,6 +266,11 @@ const APPLICATION_KEYS: &[KeySpec] = &[
     key("exclude_tool_interceptors", Shape::PathList, false),
     key("pii_policies", Shape::PathList, false),
     key("max_result_size", Shape::Int, false),
+    key("input_guardrails", Shape::PathList, false),
+    key("exclude_input_guardrails", Shape::PathList, false),
+    key("output_guardrails", Shape::PathList, false),
+    key("exclude_output_guardrails", Shape::PathList, false),
+    key("mask_answer", Shape::Flag, false),
 ];
 
 pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -242,6 +279,14 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(x) => x,
         Err(out) => return out,
     };
+    for list in ["exclude_input_guardrails", "exclude_output_guardrails"] {
+        if let Some(span) = args.paths_span(list) {
+            errors.push(syn::Error::new(
+                span,
+                format!("[cascade.nothing-to-exclude] the application is the outermost scope, so it inherits nothing to exclude; remove `{list}` here and exclude at an inner scope (workflow, agent or router)"),
+            ));
+        }
+    }
     if let Some(first) = args.paths("exclude_tool_interceptors").first() {
         errors.push(syn::Error::new_spanned(
             first,
@@ -254,6 +299,7 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
         let workflows = meta_list(args.paths("workflows"), "Workflow");
         let members = member_fields(&args);
         let attach = attach_fields(&args);
+        let guardrails = guardrail_fields(&args);
         register(
             registered(&item.ident, "Application", "ApplicationMeta"),
             quote! {
@@ -262,6 +308,7 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
                 #members
                 #attach
                 max_result_size: #max_result_size,
+                guardrails: #guardrails,
             },
             TokenStream::new(),
             TokenStream::new(),
@@ -289,4 +336,31 @@ fn cascade_fields(args: &Args) -> TokenStream {
     let attach = attach_fields(args);
     let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
     quote!(#attach exclude_tool_interceptors: #exclude,)
+}
+
+/// `ScopeGuardrails { .. }` of a scope: its guardrail lists (each entry spanned at the user's
+/// path, so a wrong type reads `[input-guardrail.not-a-guardrail]` at the right place) and
+/// `mask_answer`.
+fn guardrail_fields(args: &Args) -> TokenStream {
+    let p = quote!(::agboss_core::__private);
+    let input = meta_list(args.paths("input_guardrails"), "InputGuardrailComponent");
+    let exclude_input = meta_list(
+        args.paths("exclude_input_guardrails"),
+        "InputGuardrailComponent",
+    );
+    let output = meta_list(args.paths("output_guardrails"), "OutputGuardrailComponent");
+    let exclude_output = meta_list(
+        args.paths("exclude_output_guardrails"),
+        "OutputGuardrailComponent",
+    );
+    let mask_answer = args.flag("mask_answer");
+    quote! {
+        #p::ScopeGuardrails {
+            input: #input,
+            exclude_input: #exclude_input,
+            output: #output,
+            exclude_output: #exclude_output,
+            mask_answer: #mask_answer,
+        }
+    }
 }

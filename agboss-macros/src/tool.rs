@@ -62,6 +62,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     check_attach_exclude(
         args.paths("tool_interceptors"),
         args.paths("exclude_tool_interceptors"),
+        "exclude_tool_interceptors",
         &mut errors,
     );
 

@@ -5,6 +5,8 @@
 //!   the real pipeline.
 //! - [`test_tool`] invokes one tool through its whole pipeline (its own tool-level interceptors
 //!   plus any you add).
+//! - [`test_input_guardrail`] / [`test_output_guardrail`] run one guardrail's check as the
+//!   engine does and return its verdict.
 //! - [`store::conformance`] checks a `ThreadStore` backend against the store contract.
 //!
 //! ```
@@ -74,6 +76,9 @@ impl TestOptions {
     pub fn service<S: Injectable>(mut self, service: S) -> Self {
         self.services.insert(Arc::new(service));
         self
+    }
+    fn into_parts(self) -> (Option<TenantContext>, Services) {
+        (self.tenant, self.services)
     }
 }
 
@@ -257,6 +262,11 @@ impl<T: Tool> ToolHarness<T> {
 
 pub mod approval;
 pub mod flaky;
+pub mod guardrail;
+pub use guardrail::{
+    GuardrailHarness, test_input_guardrail, test_output_guardrail, try_test_input_guardrail,
+    try_test_output_guardrail,
+};
 pub mod scripted;
 pub use scripted::ScriptedModel;
 #[doc(hidden)]

@@ -9,6 +9,9 @@ use crate::callback::listener::ToolCallListener;
 use crate::callback::stack::ToolCallListenerSet;
 use crate::cascade::Blueprint;
 use crate::contract::agent::{Agent, Router};
+use crate::contract::guardrail::{
+    InputGuardrailComponent, OutputGuardrailComponent, OutputStreaming,
+};
 use crate::contract::interceptor::ToolInterceptor;
 use crate::contract::pii_policy::PiiPolicy;
 use crate::contract::tool::{Tool, ToolMeta};
@@ -45,6 +48,7 @@ pub struct AppBuilder {
     store: Option<SharedStore>,
     worker: Option<String>,
     lease_ttl: Duration,
+    output_streaming: OutputStreaming,
 }
 
 impl fmt::Debug for AppBuilder {
@@ -66,6 +70,7 @@ impl AppBuilder {
             store: None,
             worker: None,
             lease_ttl: DEFAULT_LEASE_TTL,
+            output_streaming: OutputStreaming::default(),
         }
     }
     /// Builds the app of an `#[application]`: its name, interceptors, workflows, agents,
@@ -76,6 +81,13 @@ impl AppBuilder {
         self.bp.application = Some(meta);
         self.bp.attach.extend_from_slice(meta.tool_interceptors);
         self.bp.pii_policies.extend_from_slice(meta.pii_policies);
+        self.bp
+            .input_guardrails
+            .extend_from_slice(meta.guardrails.input);
+        self.bp
+            .output_guardrails
+            .extend_from_slice(meta.guardrails.output);
+        self.bp.mask_answer |= meta.guardrails.mask_answer;
         self.bp.workflows.extend_from_slice(meta.workflows);
         self.bp.agents.extend_from_slice(meta.agents);
         self.bp.routers.extend_from_slice(meta.routers);
@@ -172,6 +184,51 @@ impl AppBuilder {
         self.bp.hook_timeout = limit;
         self
     }
+    /// Attaches an input guardrail at application level (outermost): it checks the input of
+    /// every agent and router before its model is called.
+    ///
+    /// ```
+    /// # use agboss_core::{App, GuardrailContext, GuardrailError, GuardrailVerdict, InputGuardrail, input_guardrail};
+    /// #[input_guardrail(name = "length-input-guardrail", description = "Refuses huge inputs")]
+    /// pub struct LengthInputGuardrail;
+    /// impl InputGuardrail for LengthInputGuardrail {
+    ///     async fn check_input(&self, input: &GuardrailContext<'_>) -> Result<GuardrailVerdict, GuardrailError> {
+    ///         Ok(if input.text().len() > 10_000 { GuardrailVerdict::block("too long") } else { GuardrailVerdict::pass() })
+    ///     }
+    /// }
+    /// let app = App::builder().input_guardrail::<LengthInputGuardrail>().build().unwrap();
+    /// assert!(app.describe().contains("input guardrails: length-input-guardrail"));
+    /// ```
+    pub fn input_guardrail<G: InputGuardrailComponent>(mut self) -> Self {
+        self.bp.input_guardrails.push(G::META);
+        self
+    }
+    /// Attaches an output guardrail at application level (outermost): it checks the answer of
+    /// every agent before the caller reads it.
+    pub fn output_guardrail<G: OutputGuardrailComponent>(mut self) -> Self {
+        self.bp.output_guardrails.push(G::META);
+        self
+    }
+    /// Masks every final answer with the path's PII policies (after its output guardrails),
+    /// like `mask_answer` on `#[application]`.
+    pub fn mask_answer(mut self) -> Self {
+        self.bp.mask_answer = true;
+        self
+    }
+    /// The time limit of every guardrail check that sets none itself (`timeout_ms`). Default
+    /// [`DEFAULT_GUARDRAIL_TIMEOUT`](crate::contract::guardrail::DEFAULT_GUARDRAIL_TIMEOUT)
+    /// (10 s). A check that runs past it fails the step closed.
+    pub fn guardrail_timeout(mut self, limit: Duration) -> Self {
+        self.bp.guardrail_timeout = limit;
+        self
+    }
+    /// How streamed answers of paths with output guardrails reach the caller (default
+    /// [`OutputStreaming::Hold`]); a run can override it with
+    /// [`RunContext::output_streaming`](crate::RunContext::output_streaming).
+    pub fn output_streaming(mut self, mode: OutputStreaming) -> Self {
+        self.output_streaming = mode;
+        self
+    }
     /// Adds a listener of every tool call the app's agents make through
     /// [`App::agent_callbacks`] / [`App::callbacks`] (and every workflow tool step).
     pub fn tool_call_listener<L: ToolCallListener>(mut self, listener: L) -> Self {
@@ -240,6 +297,7 @@ impl AppBuilder {
                 agent_models: self.agent_models,
                 listeners: self.listeners,
                 channels,
+                output_streaming: self.output_streaming,
                 store: self.store.map(|store| Durability {
                     store,
                     worker: self.worker.unwrap_or_else(|| random_id("worker")),

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::guardrails::Guardrails;
 use crate::contract::agent::{AgentMeta, RouterMeta};
 use crate::contract::chain::Chain;
 use crate::contract::outcome::{CallOutcome, Rendered};
@@ -111,6 +112,8 @@ pub struct ResolvedAgent {
     pub meta: &'static AgentMeta,
     /// The scopes above and including the agent, outermost first.
     pub scopes: Vec<ScopeRef>,
+    /// Its text boundary on this path (a route's include its router's).
+    pub guardrails: Guardrails,
     /// Its tools, in declaration order.
     pub tools: Vec<BoundTool>,
 }
@@ -134,6 +137,9 @@ impl ResolvedAgent {
 pub struct ResolvedRouter {
     /// The router's registration data.
     pub meta: &'static RouterMeta,
+    /// The guardrails of application → [workflow →] router: the input ones run before the
+    /// route is chosen.
+    pub guardrails: Guardrails,
     /// The routes, in declaration order, each on this router's path.
     pub routes: Vec<Arc<ResolvedAgent>>,
 }

@@ -3,6 +3,7 @@ use std::fmt::Write as _;
 
 use super::Resolved;
 use super::bound::{BoundTool, ResolvedAgent, ResolvedRouter};
+use super::guardrails::Guardrails;
 use crate::contract::chain::Chain;
 
 pub(crate) fn render(inner: &Resolved) -> String {
@@ -15,6 +16,13 @@ pub(crate) fn render(inner: &Resolved) -> String {
             let _ = writeln!(out, "application `{}`", inner.name);
         }
     }
+    render_guard_names(&mut out, "input guardrails", &inner.app_guardrails.input, 2);
+    render_guard_names(
+        &mut out,
+        "output guardrails",
+        &inner.app_guardrails.output,
+        2,
+    );
     // Agents and routers directly under the application: routes are listed under their router.
     let routed: Vec<*const ResolvedAgent> = inner
         .routers
@@ -64,6 +72,12 @@ pub(crate) fn render(inner: &Resolved) -> String {
 fn render_router(out: &mut String, router: &ResolvedRouter, indent: usize) {
     let pad = " ".repeat(indent);
     let _ = writeln!(out, "{pad}router `{}`", router.meta.name);
+    // A router's answer is its route's: the output guardrails are listed under each route.
+    let input_only = Guardrails {
+        input: router.guardrails.input.clone(),
+        ..Guardrails::default()
+    };
+    render_guardrails(out, &input_only, indent + 2);
     for agent in &router.routes {
         render_agent(out, agent, indent + 2);
     }
@@ -72,8 +86,57 @@ fn render_router(out: &mut String, router: &ResolvedRouter, indent: usize) {
 fn render_agent(out: &mut String, agent: &ResolvedAgent, indent: usize) {
     let pad = " ".repeat(indent);
     let _ = writeln!(out, "{pad}agent `{}`", agent.meta.name);
+    render_guardrails(out, &agent.guardrails, indent + 2);
     for tool in &agent.tools {
         render_tool(out, tool, indent + 2);
+    }
+}
+
+/// A path's text boundary: each guardrail in the order it runs, with the scope that attached it.
+fn render_guardrails(out: &mut String, guardrails: &Guardrails, indent: usize) {
+    let pad = " ".repeat(indent);
+    for (label, chain) in [
+        ("input guardrails", &guardrails.input),
+        ("output guardrails", &guardrails.output),
+    ] {
+        if chain.is_empty() {
+            continue;
+        }
+        let entries: Vec<String> = chain
+            .entries()
+            .iter()
+            .map(|e| {
+                let mut flags = Vec::new();
+                if e.meta.cheap {
+                    flags.push("cheap");
+                }
+                if e.meta.parallel {
+                    flags.push("parallel");
+                }
+                let flags = if flags.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {}", flags.join(", "))
+                };
+                format!("{} [{}{flags}]", e.meta.name, e.attached_at)
+            })
+            .collect();
+        let _ = writeln!(out, "{pad}{label}: {}", entries.join(" -> "));
+    }
+    if let Some(pii) = &guardrails.answer_pii {
+        let _ = writeln!(out, "{pad}answer masked by: {}", pii.names().join(", "));
+    }
+}
+
+fn render_guard_names(
+    out: &mut String,
+    label: &str,
+    metas: &[&'static crate::contract::guardrail::GuardrailMeta],
+    indent: usize,
+) {
+    if !metas.is_empty() {
+        let names: Vec<&str> = metas.iter().map(|m| m.name).collect();
+        let _ = writeln!(out, "{}{label}: {}", " ".repeat(indent), names.join(", "));
     }
 }
 

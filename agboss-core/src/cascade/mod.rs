@@ -10,6 +10,7 @@
 //! Uses [`crate::pipeline`] (to build tool slots) and [`crate::contract`].
 mod bound;
 mod describe;
+mod guardrails;
 mod resolve;
 
 use std::any::TypeId;
@@ -20,10 +21,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
+pub use guardrails::{GuardSpec, GuardrailChain, GuardrailEntry, Guardrails};
 use resolve::TypeIdHasher;
 pub(crate) use resolve::{Blueprint, Resolved};
 
 use crate::contract::chain::{Chain, ChainEntry, Exclusion, Link};
+use crate::contract::guardrail::ErasedGuardrail;
 use crate::contract::interceptor::{ErasedInterceptor, InterceptorMeta};
 use crate::contract::pii_policy::{PiiChain, PiiPolicyMeta};
 use crate::contract::scope::{ScopeKind, ScopeRef};
@@ -42,6 +45,8 @@ pub struct ScopeSpec {
     pub exclude: Vec<&'static InterceptorMeta>,
     /// `pii_policies = [...]`.
     pub pii_policies: Vec<&'static PiiPolicyMeta>,
+    /// What it attaches and excludes at the text boundary.
+    pub guardrails: GuardSpec,
 }
 
 /// Something found at build time that is probably a mistake but does not stop the app.
@@ -54,6 +59,13 @@ pub enum BuildWarning {
     UselessExclusion {
         /// The interceptor excluded.
         interceptor: &'static str,
+        /// Where.
+        at: ScopeRef,
+    },
+    /// A guardrail exclusion with nothing inherited to remove.
+    UselessGuardrailExclusion {
+        /// The guardrail excluded.
+        guardrail: &'static str,
         /// Where.
         at: ScopeRef,
     },
@@ -73,6 +85,10 @@ impl fmt::Display for BuildWarning {
                 f,
                 "{at} excludes `{interceptor}`, but no outer scope attaches it: the exclusion does nothing"
             ),
+            Self::UselessGuardrailExclusion { guardrail, at } => write!(
+                f,
+                "{at} excludes guardrail `{guardrail}`, but no outer scope attaches it: the exclusion does nothing"
+            ),
             Self::Unreachable { kind, name } => write!(
                 f,
                 "{kind} `{name}` is registered but no path of the application reaches it"
@@ -85,16 +101,21 @@ impl fmt::Display for BuildWarning {
 pub(crate) struct Pool {
     built: HashMap<TypeId, Arc<dyn ErasedInterceptor>, BuildHasherDefault<TypeIdHasher>>,
     maskers: HashMap<TypeId, Arc<PiiMasker>, BuildHasherDefault<TypeIdHasher>>,
+    guards: HashMap<TypeId, Arc<dyn ErasedGuardrail>, BuildHasherDefault<TypeIdHasher>>,
     /// The hook time limit of interceptors that set none.
     hook_timeout: Duration,
+    /// The check time limit of guardrails that set none.
+    guardrail_timeout: Duration,
 }
 
 impl Pool {
-    pub(crate) fn new(hook_timeout: Duration) -> Self {
+    pub(crate) fn new(hook_timeout: Duration, guardrail_timeout: Duration) -> Self {
         Self {
             built: HashMap::default(),
             maskers: HashMap::default(),
+            guards: HashMap::default(),
             hook_timeout,
+            guardrail_timeout,
         }
     }
 
@@ -228,6 +249,28 @@ pub mod harness_build {
         meta: &'static InterceptorMeta,
         services: &mut Services,
     ) -> Result<Arc<dyn ErasedInterceptor>, BuildError> {
-        Pool::new(crate::contract::interceptor::DEFAULT_HOOK_TIMEOUT).interceptor(meta, services)
+        Pool::new(
+            crate::contract::interceptor::DEFAULT_HOOK_TIMEOUT,
+            crate::contract::guardrail::DEFAULT_GUARDRAIL_TIMEOUT,
+        )
+        .interceptor(meta, services)
+    }
+
+    /// Builds one guardrail (and the services it needs) as an app would, with the default
+    /// time limit; returns it with the limit its checks run under.
+    pub fn guardrail(
+        meta: &'static crate::contract::guardrail::GuardrailMeta,
+        services: &mut Services,
+    ) -> Result<(Arc<dyn ErasedGuardrail>, Duration), BuildError> {
+        let limit = meta.timeout_ms.map_or(
+            crate::contract::guardrail::DEFAULT_GUARDRAIL_TIMEOUT,
+            Duration::from_millis,
+        );
+        let guard = Pool::new(
+            crate::contract::interceptor::DEFAULT_HOOK_TIMEOUT,
+            crate::contract::guardrail::DEFAULT_GUARDRAIL_TIMEOUT,
+        )
+        .guardrail(meta, services)?;
+        Ok((guard, limit))
     }
 }

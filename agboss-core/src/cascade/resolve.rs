@@ -6,9 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
+use super::guardrails::{GuardExclusion, GuardSpec, Guardrails};
 use super::{BuildWarning, Pool, ScopeSpec};
 use crate::contract::agent::{AgentMeta, RouterMeta};
 use crate::contract::chain::Chain;
+use crate::contract::guardrail::GuardrailMeta;
 use crate::contract::interceptor::InterceptorMeta;
 use crate::contract::pii_policy::PiiPolicyMeta;
 use crate::contract::registry::Registration;
@@ -32,6 +34,10 @@ pub(crate) struct Blueprint {
     pub(crate) services: Services,
     pub(crate) deny_warnings: bool,
     pub(crate) hook_timeout: Duration,
+    pub(crate) input_guardrails: Vec<&'static GuardrailMeta>,
+    pub(crate) output_guardrails: Vec<&'static GuardrailMeta>,
+    pub(crate) mask_answer: bool,
+    pub(crate) guardrail_timeout: Duration,
 }
 
 impl Blueprint {
@@ -49,6 +55,10 @@ impl Blueprint {
             services: Services::default(),
             deny_warnings: false,
             hook_timeout: crate::contract::interceptor::DEFAULT_HOOK_TIMEOUT,
+            input_guardrails: Vec::new(),
+            output_guardrails: Vec::new(),
+            mask_answer: false,
+            guardrail_timeout: crate::contract::guardrail::DEFAULT_GUARDRAIL_TIMEOUT,
         }
     }
 
@@ -57,10 +67,11 @@ impl Blueprint {
         crate::contract::registry::check_unique_names()?;
         let mut r = Resolution {
             services: self.services,
-            pool: Pool::new(self.hook_timeout),
+            pool: Pool::new(self.hook_timeout, self.guardrail_timeout),
             slots: HashMap::new(),
             warnings: Vec::new(),
             exclusions: Vec::new(),
+            guard_exclusions: Vec::new(),
             app_max: self.max_result_size,
         };
         let app_scope = ScopeSpec {
@@ -71,8 +82,15 @@ impl Blueprint {
             attach: self.attach,
             exclude: Vec::new(),
             pii_policies: self.pii_policies,
+            guardrails: GuardSpec {
+                input: self.input_guardrails,
+                output: self.output_guardrails,
+                mask_answer: self.mask_answer,
+                ..GuardSpec::default()
+            },
         };
 
+        let app_guardrails = app_scope.guardrails.clone();
         // Build every tool slot first (services must exist before the Arc is frozen).
         let mut all_tools: Vec<&'static ToolMeta> = self.tools.clone();
         let note_agent_tools = |agent: &'static AgentMeta, out: &mut Vec<&'static ToolMeta>| {
@@ -108,19 +126,14 @@ impl Blueprint {
             pending_tools.push((meta, chain, r.app_max));
         }
         let mut pending_agents: Vec<PendingAgent> = Vec::new();
-        let mut pending_routers: Vec<(usize, &'static RouterMeta, Vec<usize>)> = Vec::new();
+        let mut pending_routers: Vec<PendingRouter> = Vec::new();
         let mut pending_workflows: Vec<PendingWorkflow> = Vec::new();
         let app_scopes = vec![app_scope.clone()];
         for a in &self.agents {
-            pending_agents.push(r.agent(&app_scopes, a, None)?);
+            pending_agents.push(r.agent(&app_scopes, None, a, None)?);
         }
         for router in &self.routers {
-            let mut routes = Vec::new();
-            for a in router.routes {
-                routes.push(pending_agents.len());
-                pending_agents.push(r.agent(&app_scopes, a, None)?);
-            }
-            pending_routers.push((usize::MAX, router, routes));
+            pending_routers.push(r.router(&app_scopes, router, None, &mut pending_agents)?);
         }
         for w in &self.workflows {
             let w_scope = ScopeSpec {
@@ -131,22 +144,19 @@ impl Blueprint {
                 attach: w.tool_interceptors.to_vec(),
                 exclude: w.exclude_tool_interceptors.to_vec(),
                 pii_policies: w.pii_policies.to_vec(),
+                guardrails: GuardSpec::from(&w.guardrails),
             };
             let scopes = vec![app_scope.clone(), w_scope.clone()];
             let mut agents = Vec::new();
             for a in w.agents {
                 agents.push(pending_agents.len());
-                pending_agents.push(r.agent(&scopes, a, w.max_result_size)?);
+                pending_agents.push(r.agent(&scopes, None, a, w.max_result_size)?);
             }
             let mut routers = Vec::new();
             for router in w.routers {
-                let mut routes = Vec::new();
-                for a in router.routes {
-                    routes.push(pending_agents.len());
-                    pending_agents.push(r.agent(&scopes, a, w.max_result_size)?);
-                }
                 routers.push(pending_routers.len());
-                pending_routers.push((pending_workflows.len(), router, routes));
+                let pending = r.router(&scopes, router, w.max_result_size, &mut pending_agents)?;
+                pending_routers.push(pending);
             }
             let mut tools = Vec::new();
             for t in w.tools {
@@ -171,12 +181,21 @@ impl Blueprint {
                 });
             }
         }
+        for (at, guardrail, used) in &r.guard_exclusions {
+            if !used {
+                warnings.push(BuildWarning::UselessGuardrailExclusion {
+                    guardrail: guardrail.name,
+                    at: *at,
+                });
+            }
+        }
         if self.application.is_some() {
             // Sets: every registration is looked up (linear in registrations + reached names).
             use std::collections::HashSet;
             let reached_agents: HashSet<&str> =
                 pending_agents.iter().map(|a| a.meta.name).collect();
-            let reached_routers: HashSet<&str> = pending_routers.iter().map(|r| r.1.name).collect();
+            let reached_routers: HashSet<&str> =
+                pending_routers.iter().map(|r| r.meta.name).collect();
             let reached_workflows: HashSet<&str> =
                 pending_workflows.iter().map(|w| w.meta.name).collect();
             let reached_tools: HashSet<&str> = all_tools.iter().map(|t| t.name).collect();
@@ -238,6 +257,7 @@ impl Blueprint {
                 Arc::new(ResolvedAgent {
                     meta: p.meta,
                     scopes: p.scopes,
+                    guardrails: p.guardrails,
                     tools: p
                         .tools
                         .into_iter()
@@ -248,10 +268,11 @@ impl Blueprint {
             .collect();
         let routers: Vec<Arc<ResolvedRouter>> = pending_routers
             .iter()
-            .map(|(_, meta, routes)| {
+            .map(|p| {
                 Arc::new(ResolvedRouter {
-                    meta,
-                    routes: routes.iter().map(|i| Arc::clone(&agents[*i])).collect(),
+                    meta: p.meta,
+                    guardrails: p.guardrails.clone(),
+                    routes: p.routes.iter().map(|i| Arc::clone(&agents[*i])).collect(),
                 })
             })
             .collect();
@@ -281,6 +302,7 @@ impl Blueprint {
             routers,
             workflows,
             warnings,
+            app_guardrails,
         })
     }
 }
@@ -298,6 +320,8 @@ pub(crate) struct Resolved {
     pub(crate) routers: Vec<Arc<ResolvedRouter>>,
     pub(crate) workflows: Vec<Arc<ResolvedWorkflow>>,
     pub(crate) warnings: Vec<BuildWarning>,
+    /// What the application scope attaches at the text boundary (for `describe`).
+    pub(crate) app_guardrails: GuardSpec,
 }
 
 impl Resolved {
@@ -337,6 +361,7 @@ fn tool_scope(meta: &'static ToolMeta) -> ScopeSpec {
         attach: meta.tool_interceptors.to_vec(),
         exclude: meta.exclude_tool_interceptors.to_vec(),
         pii_policies: meta.pii_policies.to_vec(),
+        guardrails: GuardSpec::default(),
     }
 }
 
@@ -354,7 +379,14 @@ fn dedup(tools: &[&'static ToolMeta]) -> Vec<&'static ToolMeta> {
 struct PendingAgent {
     meta: &'static AgentMeta,
     scopes: Vec<ScopeRef>,
+    guardrails: Guardrails,
     tools: Vec<(&'static ToolMeta, Chain, Option<usize>)>,
+}
+
+struct PendingRouter {
+    meta: &'static RouterMeta,
+    guardrails: Guardrails,
+    routes: Vec<usize>,
 }
 
 struct PendingWorkflow {
@@ -373,6 +405,8 @@ struct Resolution {
     /// Every (scope, excluded interceptor) and whether it removed something on any path: an
     /// exclusion is useless only when it is useless on every path through its scope.
     exclusions: Vec<(ScopeRef, &'static InterceptorMeta, bool)>,
+    /// The same for guardrail exclusions.
+    guard_exclusions: Vec<GuardExclusion>,
     app_max: Option<usize>,
 }
 
@@ -420,9 +454,46 @@ impl Resolution {
         Ok(chain)
     }
 
+    /// A router and its routes (added to `agents`): the router's guardrails on application →
+    /// [workflow →] router, each route's on application → [workflow →] router → agent.
+    fn router(
+        &mut self,
+        outer: &[ScopeSpec],
+        meta: &'static RouterMeta,
+        workflow_max: Option<usize>,
+        agents: &mut Vec<PendingAgent>,
+    ) -> Result<PendingRouter, BuildError> {
+        let router_scope = ScopeSpec {
+            scope: ScopeRef {
+                kind: ScopeKind::Router,
+                name: meta.name,
+            },
+            attach: Vec::new(),
+            exclude: Vec::new(),
+            pii_policies: Vec::new(),
+            guardrails: GuardSpec::from(&meta.guardrails),
+        };
+        let mut path = outer.to_vec();
+        path.push(router_scope.clone());
+        let guardrails =
+            self.pool
+                .guardrails(&path, &mut self.services, &mut self.guard_exclusions)?;
+        let mut routes = Vec::new();
+        for a in meta.routes {
+            routes.push(agents.len());
+            agents.push(self.agent(outer, Some(&router_scope), a, workflow_max)?);
+        }
+        Ok(PendingRouter {
+            meta,
+            guardrails,
+            routes,
+        })
+    }
+
     fn agent(
         &mut self,
         outer: &[ScopeSpec],
+        router: Option<&ScopeSpec>,
         meta: &'static AgentMeta,
         workflow_max: Option<usize>,
     ) -> Result<PendingAgent, BuildError> {
@@ -434,7 +505,15 @@ impl Resolution {
             attach: meta.tool_interceptors.to_vec(),
             exclude: meta.exclude_tool_interceptors.to_vec(),
             pii_policies: meta.pii_policies.to_vec(),
+            guardrails: GuardSpec::from(&meta.guardrails),
         };
+        // The text boundary's path has the router (if any); the tools' chains do not.
+        let mut guard_path: Vec<ScopeSpec> = outer.to_vec();
+        guard_path.extend(router.cloned());
+        guard_path.push(agent_scope.clone());
+        let guardrails =
+            self.pool
+                .guardrails(&guard_path, &mut self.services, &mut self.guard_exclusions)?;
         let mut scopes: Vec<ScopeSpec> = outer.to_vec();
         scopes.push(agent_scope);
         let inherited = meta.max_result_size.or(workflow_max).or(self.app_max);
@@ -452,6 +531,7 @@ impl Resolution {
         Ok(PendingAgent {
             meta,
             scopes: scopes.iter().map(|s| s.scope).collect(),
+            guardrails,
             tools,
         })
     }

@@ -3,6 +3,7 @@
 use std::any::TypeId;
 use std::fmt;
 
+use super::guardrail::ScopeGuardrails;
 use super::interceptor::InterceptorMeta;
 use super::pii_policy::PiiPolicyMeta;
 use super::tool::ToolMeta;
@@ -46,6 +47,8 @@ pub struct AgentMeta {
     pub tool_errors: ToolErrorPolicy,
     /// Default `max_result_size` for the agent's tools (a tool's own value wins).
     pub max_result_size: Option<usize>,
+    /// Guardrails attached and excluded here.
+    pub guardrails: ScopeGuardrails,
 }
 
 impl fmt::Debug for AgentMeta {
@@ -81,6 +84,8 @@ pub struct RouterMeta {
     pub routes: &'static [&'static AgentMeta],
     /// The agent used when the model's choice is unusable (default: the first route).
     pub fallback: Option<&'static AgentMeta>,
+    /// Guardrails attached and excluded here.
+    pub guardrails: ScopeGuardrails,
 }
 
 impl fmt::Debug for RouterMeta {

@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod chain;
 pub mod channel;
+pub mod guardrail;
 pub mod interceptor;
 pub mod outcome;
 pub mod pii_policy;

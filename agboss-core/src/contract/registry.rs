@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use super::agent::{AgentMeta, RouterMeta};
 use super::channel::ChannelMeta;
+use super::guardrail::GuardrailMeta;
 use super::interceptor::InterceptorMeta;
 use super::pii_policy::PiiPolicyMeta;
 use super::tool::ToolMeta;
@@ -33,6 +34,10 @@ pub enum Registration {
     PiiPolicy(&'static PiiPolicyMeta),
     /// A `#[channel]`.
     Channel(&'static ChannelMeta),
+    /// An `#[input_guardrail]`.
+    InputGuardrail(&'static GuardrailMeta),
+    /// An `#[output_guardrail]`.
+    OutputGuardrail(&'static GuardrailMeta),
 }
 
 inventory::collect!(Registration);
@@ -50,6 +55,8 @@ impl Registration {
             Self::Application(_) => "application",
             Self::PiiPolicy(_) => "pii-policy",
             Self::Channel(_) => "channel",
+            Self::InputGuardrail(_) => "input-guardrail",
+            Self::OutputGuardrail(_) => "output-guardrail",
         }
     }
     /// The registered name (the type name for services).
@@ -64,6 +71,7 @@ impl Registration {
             Self::Application(m) => m.name,
             Self::PiiPolicy(m) => m.name,
             Self::Channel(m) => m.name,
+            Self::InputGuardrail(m) | Self::OutputGuardrail(m) => m.name,
         }
     }
     /// The description (empty for services).
@@ -78,6 +86,7 @@ impl Registration {
             Self::Application(m) => m.description,
             Self::PiiPolicy(m) => m.description,
             Self::Channel(m) => m.description,
+            Self::InputGuardrail(m) | Self::OutputGuardrail(m) => m.description,
         }
     }
     /// The Rust type name.
@@ -92,6 +101,7 @@ impl Registration {
             Self::Application(m) => m.type_name,
             Self::PiiPolicy(m) => m.type_name,
             Self::Channel(m) => m.type_name,
+            Self::InputGuardrail(m) | Self::OutputGuardrail(m) => m.type_name,
         }
     }
 }

@@ -11,6 +11,8 @@ pub enum ScopeKind {
     Workflow,
     /// `#[agent]`.
     Agent,
+    /// `#[router]` (a scope of guardrails only: routers attach no tool interceptors).
+    Router,
     /// `#[tool]` / `#[mcp_tool]`.
     Tool,
 }
@@ -21,6 +23,7 @@ impl fmt::Display for ScopeKind {
             Self::Application => "application",
             Self::Workflow => "workflow",
             Self::Agent => "agent",
+            Self::Router => "router",
             Self::Tool => "tool",
         })
     }

@@ -4,6 +4,7 @@ use std::any::TypeId;
 use std::fmt;
 
 use super::agent::{AgentMeta, RouterMeta};
+use super::guardrail::ScopeGuardrails;
 use super::interceptor::InterceptorMeta;
 use super::pii_policy::PiiPolicyMeta;
 use super::tool::ToolMeta;
@@ -32,6 +33,8 @@ pub struct WorkflowMeta {
     pub pii_policies: &'static [&'static PiiPolicyMeta],
     /// Default `max_result_size` for tools under the workflow.
     pub max_result_size: Option<usize>,
+    /// Guardrails attached and excluded here.
+    pub guardrails: ScopeGuardrails,
 }
 
 impl fmt::Debug for WorkflowMeta {
@@ -75,6 +78,8 @@ pub struct ApplicationMeta {
     pub pii_policies: &'static [&'static PiiPolicyMeta],
     /// Default `max_result_size` for every tool.
     pub max_result_size: Option<usize>,
+    /// Guardrails attached and excluded here.
+    pub guardrails: ScopeGuardrails,
 }
 
 impl fmt::Debug for ApplicationMeta {

@@ -5,15 +5,17 @@ use futures::StreamExt as _;
 
 use super::approval::{Attempt, Called, Slot};
 use super::events::{RunEvent, StepKind, StepOutcome};
+use super::guardrails::{Checked, OutputGate};
 use super::journal::{ToolReplay, tool_key};
 use super::run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, Engine, RunError, Stats};
 use crate::callback::stack::agent_stack;
 use crate::callback::{SharedToolCallback, ToolInvocation};
-use crate::cascade::ResolvedAgent;
+use crate::cascade::{GuardrailChain, GuardrailEntry, ResolvedAgent};
 use crate::contract::agent::ToolErrorPolicy;
+use crate::contract::guardrail::{Boundary, TextScope};
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
 use crate::error::{StepFailedError, ToolCallError};
-use crate::model::{Message, ModelRequest, ToolCallRequest};
+use crate::model::{Message, ModelRequest, ModelResponse, ToolCallRequest};
 use crate::pipeline::observe::{Observation, Reader, observe};
 
 impl Engine {
@@ -24,13 +26,25 @@ impl Engine {
         input: String,
         stats: &mut Stats,
     ) -> Result<String, RunError> {
+        self.run_route(agent, None, input, stats).await
+    }
+
+    /// [`Engine::run_agent`] for an agent whose router already ran the input guardrails in
+    /// `checked` (they do not run again).
+    pub(crate) async fn run_route(
+        &self,
+        agent: &ResolvedAgent,
+        checked: Option<&GuardrailChain>,
+        input: String,
+        stats: &mut Stats,
+    ) -> Result<String, RunError> {
         let name = agent.meta.name;
         self.emit(|| RunEvent::StepStarted {
             step: name.to_string(),
             kind: StepKind::Agent,
             input: input.clone(),
         });
-        let result = self.agent_loop(agent, input, stats).await;
+        let result = self.agent_loop(agent, checked, input, stats).await;
         self.emit(|| RunEvent::StepFinished {
             step: name.to_string(),
             kind: StepKind::Agent,
@@ -39,9 +53,19 @@ impl Engine {
         result
     }
 
+    /// Ends the step with `text`.
+    fn final_answer(&self, step: &str, text: String) -> Result<String, RunError> {
+        self.emit(|| RunEvent::FinalAnswer {
+            step: step.to_string(),
+            text: text.clone(),
+        });
+        Ok(text)
+    }
+
     async fn agent_loop(
         &self,
         agent: &ResolvedAgent,
+        checked: Option<&GuardrailChain>,
         input: String,
         stats: &mut Stats,
     ) -> Result<String, RunError> {
@@ -53,6 +77,35 @@ impl Engine {
             .ok_or_else(|| RunError::NoModel {
                 step: meta.name.to_string(),
             })?;
+        // The input boundary: blocking guardrails before the model is called; parallel ones
+        // while the first turn streams (held back, see `super::guardrails`).
+        let (parallel_guards, blocking_guards): (Vec<&GuardrailEntry>, Vec<&GuardrailEntry>) =
+            agent
+                .guardrails
+                .input
+                .entries()
+                .iter()
+                .filter(|e| checked.is_none_or(|c| !c.contains(e.meta)))
+                .partition(|e| e.meta.parallel);
+        // The run's own target: its blocking guardrails ran before the run was stored.
+        let blocking_guards = if checked.is_none() && self.input_checked {
+            Vec::new()
+        } else {
+            blocking_guards
+        };
+        let input = match self
+            .check_text(
+                meta.name,
+                Boundary::Input,
+                &blocking_guards,
+                input,
+                TextScope::Whole,
+            )
+            .await?
+        {
+            Checked::Go(text) => text,
+            Checked::Respond(answer) => return self.final_answer(meta.name, answer),
+        };
         // The agent's tools, decorated once for the whole run (see `crate::callback::stack`).
         let callbacks = agent_stack(&self.rt.listeners, agent, &self.ctx.layers);
         let mut req =
@@ -76,18 +129,41 @@ impl Engine {
             .or(meta.max_parallel_tool_calls)
             .unwrap_or(DEFAULT_MAX_PARALLEL_TOOL_CALLS)
             .max(1);
-        for _ in 0..max_turns {
-            let (turn, response) = self
-                .call_model(meta.name, &model, &req, stats, true)
-                .await?;
+        let mode = self
+            .ctx
+            .output_streaming
+            .unwrap_or(self.rt.output_streaming);
+        let mut gate = OutputGate::for_path(&agent.guardrails, mode);
+        for turn_index in 0..max_turns {
+            let (turn, response) = if turn_index == 0 && !parallel_guards.is_empty() {
+                match self
+                    .first_turn_checked(
+                        meta.name,
+                        &model,
+                        &mut req,
+                        stats,
+                        &parallel_guards,
+                        &mut gate,
+                    )
+                    .await?
+                {
+                    FirstTurn::Ran(turn, response) => (turn, response),
+                    FirstTurn::Respond(answer) => return self.final_answer(meta.name, answer),
+                }
+            } else {
+                self.call_model(meta.name, &model, &req, stats, true, &mut gate)
+                    .await?
+            };
             let message = response.message;
             if message.tool_calls.is_empty() {
                 let text = message.content.unwrap_or_default();
-                self.emit(|| RunEvent::FinalAnswer {
-                    step: meta.name.to_string(),
-                    text: text.clone(),
-                });
-                return Ok(text);
+                let text = self
+                    .gate_final(meta.name, &agent.guardrails, &mut gate, text)
+                    .await?;
+                return self.final_answer(meta.name, text);
+            }
+            if let Some(answer) = self.gate_interim(meta.name, &mut gate).await? {
+                return self.final_answer(meta.name, answer);
             }
             let calls = message.tool_calls.clone();
             req.messages.push(Message::Assistant(message));
@@ -124,6 +200,104 @@ impl Engine {
             agent: meta.name.to_string(),
             max_turns,
         })
+    }
+
+    /// The first model turn while the `parallel` input guardrails run: its deltas are held and
+    /// it is journaled only once every guardrail passed; a block, a failure or a fixed answer
+    /// drops it (nothing of it ran), a rewrite makes the turn again on the rewritten input.
+    async fn first_turn_checked(
+        &self,
+        step: &str,
+        model: &crate::model::SharedChatModel,
+        req: &mut ModelRequest,
+        stats: &mut Stats,
+        guards: &[&GuardrailEntry],
+        gate: &mut OutputGate,
+    ) -> Result<FirstTurn, RunError> {
+        let input = match req.messages.last() {
+            Some(Message::User { content }) => content.clone(),
+            _ => String::new(),
+        };
+        let replaying = self
+            .journal
+            .as_ref()
+            .is_some_and(|j| j.has_next_model_turn());
+        if replaying {
+            // A resumed run: the turn is read back, not made again; check, then replay it.
+            return match self
+                .check_text(
+                    step,
+                    Boundary::Input,
+                    guards,
+                    input.clone(),
+                    TextScope::Whole,
+                )
+                .await?
+            {
+                Checked::Respond(answer) => Ok(FirstTurn::Respond(answer)),
+                Checked::Go(text) => {
+                    if text != input {
+                        set_last_user(req, text);
+                    }
+                    let (turn, response) =
+                        self.call_model(step, model, req, stats, true, gate).await?;
+                    Ok(FirstTurn::Ran(turn, response))
+                }
+            };
+        }
+        let mut held = OutputGate::holding();
+        let mut turn_stats = Stats::default();
+        let verdict;
+        let mut response = None;
+        {
+            let check = self.check_text(
+                step,
+                Boundary::Input,
+                guards,
+                input.clone(),
+                TextScope::Whole,
+            );
+            let live = self.call_model_live(step, model, req, &mut turn_stats, &mut held);
+            tokio::pin!(check, live);
+            verdict = loop {
+                tokio::select! {
+                    biased;
+                    v = &mut check => break v,
+                    r = &mut live, if response.is_none() => response = Some(r),
+                }
+            };
+            if matches!(&verdict, Ok(Checked::Go(text)) if *text == input) && response.is_none() {
+                response = Some(live.await);
+            }
+        }
+        match verdict? {
+            Checked::Respond(answer) => Ok(FirstTurn::Respond(answer)),
+            Checked::Go(text) if text != input => {
+                // The model read the input before its rewrite: its work is discarded.
+                set_last_user(req, text);
+                let (turn, response) = self.call_model(step, model, req, stats, true, gate).await?;
+                Ok(FirstTurn::Ran(turn, response))
+            }
+            Checked::Go(_) => {
+                let response = response.expect("awaited above")?;
+                stats.model_turns += turn_stats.model_turns;
+                stats.usage += turn_stats.usage;
+                let turn = match &self.journal {
+                    Some(journal) => {
+                        let turn = journal.next_model_turn();
+                        let digest = super::journal::request_digest(req);
+                        self.record_model(step, turn, digest, &response, true, gate.is_closed())
+                            .await?;
+                        turn
+                    }
+                    None => stats.model_turns - 1,
+                };
+                for delta in held.take_held() {
+                    self.gate_delta(step, gate, delta).await?;
+                }
+                Ok(FirstTurn::Ran(turn, response))
+            }
+        }
     }
 
     /// Runs one turn's calls, at most `parallel` at once; observations in the model's order. The
@@ -443,5 +617,20 @@ impl Engine {
             }
             Err(err) => Err(StepFailedError::from_tool_call(step, err).into()),
         }
+    }
+}
+
+/// How the first turn under parallel input guardrails ended.
+enum FirstTurn {
+    /// The turn ran (its number and response) and every input guardrail passed.
+    Ran(u32, ModelResponse),
+    /// A guardrail answered instead.
+    Respond(String),
+}
+
+/// Replaces the input of a request (its last message, the user's).
+fn set_last_user(req: &mut ModelRequest, text: String) {
+    if let Some(last) = req.messages.last_mut() {
+        *last = Message::user(text);
     }
 }

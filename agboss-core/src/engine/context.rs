@@ -80,6 +80,7 @@ pub struct RunContext {
     pub(crate) max_parallel: Option<usize>,
     pub(crate) tool_errors: HashMap<String, ToolErrorPolicy>,
     pub(crate) thread: Option<String>,
+    pub(crate) output_streaming: Option<crate::contract::guardrail::OutputStreaming>,
 }
 
 impl fmt::Debug for RunContext {
@@ -93,6 +94,7 @@ impl fmt::Debug for RunContext {
             .field("max_parallel", &self.max_parallel)
             .field("tool_errors", &self.tool_errors)
             .field("thread", &self.thread)
+            .field("output_streaming", &self.output_streaming)
             .finish()
     }
 }
@@ -145,6 +147,18 @@ impl RunContext {
     /// The run's cancellation token.
     pub fn token(&self) -> &CancelToken {
         &self.cancel
+    }
+    /// How this run's streamed answers reach the caller where output guardrails guard the
+    /// path (overrides [`AppBuilder::output_streaming`](crate::AppBuilder::output_streaming)).
+    ///
+    /// ```
+    /// use agboss_core::{OutputStreaming, RunContext};
+    /// let ctx = RunContext::new().output_streaming(OutputStreaming::windows(120, 40));
+    /// # let _ = ctx;
+    /// ```
+    pub fn output_streaming(mut self, mode: crate::contract::guardrail::OutputStreaming) -> Self {
+        self.output_streaming = Some(mode);
+        self
     }
     /// Overrides every agent's `max_turns` for this run.
     pub fn max_turns(mut self, turns: u32) -> Self {

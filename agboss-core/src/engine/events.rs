@@ -4,6 +4,10 @@
 //! `StepStarted` → per model turn: `TextDelta`* → `Usage`? → `ToolCallRequested`* (model order)
 //! → per call `ToolCallDecision` → (`ToolResult` | `ToolError` | `ToolCallCancelled`) → … →
 //! `FinalAnswer` → `StepFinished`. A stream then ends with `Completed` (or the run's error).
+//! Guardrails add a `GuardrailVerdict` per check: the input ones right after `StepStarted` (for
+//! the target of a run with a store, right after `RunStarted`: they run before the run is
+//! stored), the output ones before the text they release (`TextDelta`) and before
+//! `FinalAnswer`.
 use std::fmt;
 
 pub use crate::contract::outcome::CallDecision;
@@ -220,6 +224,21 @@ pub enum RunEvent {
         route: String,
         /// Why.
         reason: RouteReason,
+    },
+    /// A guardrail decided about a text at the boundary of an agent or router: `verdict` is
+    /// `pass`, `rewrite`, `block` or `respond`, or `failed` when the guardrail errored,
+    /// panicked or timed out (the step then fails closed).
+    GuardrailVerdict {
+        /// The agent or router.
+        step: String,
+        /// The guardrail's name.
+        guardrail: String,
+        /// Input or output.
+        boundary: crate::contract::guardrail::Boundary,
+        /// The whole text, a streamed window, or an interim text.
+        scope: crate::contract::guardrail::TextScope,
+        /// `pass`, `rewrite`, `block`, `respond` or `failed`.
+        verdict: &'static str,
     },
     /// An agent produced its final answer (a turn without tool calls).
     FinalAnswer {

@@ -198,6 +198,12 @@ impl RunJournal {
         self.model_turns.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// True when the journal holds the run's next model turn (a resumed run reads it back).
+    pub(crate) fn has_next_model_turn(&self) -> bool {
+        let key = model_key(self.model_turns.load(Ordering::Relaxed));
+        self.replay().model.contains_key(&key)
+    }
+
     /// The key of the run's next workflow tool step.
     pub(crate) fn next_tool_step(&self) -> u32 {
         self.tool_steps.fetch_add(1, Ordering::Relaxed)

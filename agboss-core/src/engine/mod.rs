@@ -50,6 +50,7 @@ pub(crate) mod approval;
 pub mod context;
 pub(crate) mod direct;
 pub mod events;
+mod guardrails;
 pub(crate) mod in_doubt;
 pub(crate) mod journal;
 mod router;
@@ -74,6 +75,8 @@ pub(crate) struct Runtime {
     pub(crate) store: Option<Durability>,
     /// The approval channels of the app's gated tools, by name.
     pub(crate) channels: HashMap<&'static str, Arc<dyn ErasedChannel>>,
+    /// How streamed answers of guarded paths are released (a run may override it).
+    pub(crate) output_streaming: crate::contract::guardrail::OutputStreaming,
 }
 
 /// The app's store and how its runs hold their leases.

@@ -7,8 +7,10 @@
 //! names no route, names several, or the model fails, the router uses its `fallback` (or its
 //! first route). A [`RunEvent::RouteChosen`] says which route and why.
 use super::events::{RouteReason, RunEvent, StepKind, StepOutcome};
+use super::guardrails::{Checked, OutputGate};
 use super::run::{Engine, RunError, Stats};
 use crate::cascade::ResolvedRouter;
+use crate::contract::guardrail::{Boundary, TextScope};
 use crate::model::{Message, ModelRequest};
 
 /// Finds the route an answer names. `None` when it names none, or several.
@@ -84,6 +86,45 @@ impl Engine {
             kind: StepKind::Router,
             input: input.clone(),
         });
+        // The router's input boundary (application → [workflow →] router) before the route
+        // is chosen; parallel guardrails run like blocking ones here (the router's model call
+        // is a short one).
+        // (The run's own target: its guardrails ran before the run was stored.)
+        let entries = if self.input_checked {
+            &[][..]
+        } else {
+            router.guardrails.input.entries()
+        };
+        let checked = match self
+            .check_text(name, Boundary::Input, entries, input, TextScope::Whole)
+            .await
+        {
+            Ok(checked) => checked,
+            Err(err) => {
+                let failed: Result<String, RunError> = Err(err);
+                self.emit(|| RunEvent::StepFinished {
+                    step: name.to_string(),
+                    kind: StepKind::Router,
+                    outcome: StepOutcome::of(&failed),
+                });
+                return failed;
+            }
+        };
+        let input = match checked {
+            Checked::Go(text) => text,
+            Checked::Respond(answer) => {
+                self.emit(|| RunEvent::FinalAnswer {
+                    step: name.to_string(),
+                    text: answer.clone(),
+                });
+                self.emit(|| RunEvent::StepFinished {
+                    step: name.to_string(),
+                    kind: StepKind::Router,
+                    outcome: StepOutcome::Succeeded,
+                });
+                return Ok(answer);
+            }
+        };
         let (index, reason) = match self.choose_route(router, &input, stats).await {
             Ok(choice) => choice,
             Err(err) => {
@@ -117,7 +158,8 @@ impl Engine {
             kind: StepKind::Router,
             outcome: StepOutcome::Succeeded,
         });
-        self.run_agent(route, input, stats).await
+        self.run_route(route, Some(&router.guardrails.input), input, stats)
+            .await
     }
 
     /// The route index and why. Only cancellation is an error: anything else falls back.
@@ -151,7 +193,17 @@ impl Engine {
         system.push_str("Answer with the route's name only.");
         let req = ModelRequest::new([Message::system(system), Message::user(input)]);
         let names: Vec<&str> = router.routes.iter().map(|r| r.meta.name).collect();
-        match self.call_model(meta.name, &model, &req, stats, false).await {
+        match self
+            .call_model(
+                meta.name,
+                &model,
+                &req,
+                stats,
+                false,
+                &mut OutputGate::open(),
+            )
+            .await
+        {
             Ok((_, response)) => {
                 let answer = response.message.content.unwrap_or_default();
                 match parse_route(&answer, &names) {

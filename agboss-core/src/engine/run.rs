@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use super::Runtime;
 use super::context::{RunContext, Target, TargetKind};
 use super::events::RunEvent;
+use super::guardrails::OutputGate;
 use super::journal::{RunJournal, request_digest};
 use super::workflow::Flow;
 use crate::callback::SharedToolCallback;
@@ -283,6 +284,9 @@ pub(crate) struct Engine {
     run_id: String,
     /// The run's journal, when the app has a store.
     pub(crate) journal: Option<RunJournal>,
+    /// The blocking input guardrails of the run's target already ran (before the run was
+    /// stored, see [`Engine::precheck_input`]).
+    pub(crate) input_checked: bool,
 }
 
 impl Engine {
@@ -305,6 +309,7 @@ impl Engine {
             sink,
             run_id,
             journal: None,
+            input_checked: false,
         }
     }
 
@@ -343,6 +348,15 @@ impl Engine {
             }
             let text = self.run_target(target, input, &mut stats).await?;
             return Ok(self.output(text, stats));
+        };
+        // A blocked input is refused before anything is stored; a rewritten one is stored
+        // rewritten.
+        let input = match self.precheck_input(&target, &input).await? {
+            Some(checked) => {
+                self.input_checked = true;
+                checked
+            }
+            None => input,
         };
         let mut new = NewRun::new(
             self.ctx.tenant_id().unwrap_or_default(),
@@ -464,8 +478,10 @@ impl Engine {
     }
 
     /// One model call, journaled: read back from the journal of a resumed run, else made and
-    /// recorded before the run goes on (`visible` turns are appended to the run's thread).
-    /// Returns the turn number (what the turn's tool call keys use) and the response.
+    /// recorded before the run goes on (`visible` turns are appended to the run's thread; with
+    /// `hide_final`, a final answer is not: the run appends the answer its output guardrails
+    /// let through). Text deltas go through `gate`. Returns the turn number (what the turn's
+    /// tool call keys use) and the response.
     pub(crate) async fn call_model(
         &self,
         step: &str,
@@ -473,14 +489,20 @@ impl Engine {
         req: &ModelRequest,
         stats: &mut Stats,
         visible: bool,
+        gate: &mut OutputGate,
     ) -> Result<(u32, ModelResponse), RunError> {
         let Some(journal) = &self.journal else {
             let turn = stats.model_turns;
-            return Ok((turn, self.call_model_live(step, model, req, stats).await?));
+            return Ok((
+                turn,
+                self.call_model_live(step, model, req, stats, gate).await?,
+            ));
         };
         let turn = journal.next_model_turn();
         let digest = request_digest(req);
-        if let Some(replayed) = journal.replayed_model(turn, &digest, visible)? {
+        let hide_final = gate.is_closed();
+        // A hidden final answer is not the thread's last visible text either.
+        if let Some(replayed) = journal.replayed_model(turn, &digest, visible && !hide_final)? {
             stats.model_turns += 1;
             stats.usage += replayed.usage;
             let finish_reason = if replayed.message.tool_calls.is_empty() {
@@ -495,7 +517,26 @@ impl Engine {
             };
             return Ok((turn, response));
         }
-        let response = self.call_model_live(step, model, req, stats).await?;
+        let response = self.call_model_live(step, model, req, stats, gate).await?;
+        self.record_model(step, turn, digest, &response, visible, hide_final)
+            .await?;
+        Ok((turn, response))
+    }
+
+    /// Journals model turn `turn` (see [`Engine::call_model`] for `visible` and `hide_final`).
+    pub(crate) async fn record_model(
+        &self,
+        step: &str,
+        turn: u32,
+        digest: String,
+        response: &ModelResponse,
+        visible: bool,
+        hide_final: bool,
+    ) -> Result<(), RunError> {
+        let Some(journal) = &self.journal else {
+            return Ok(());
+        };
+        let visible = visible && !(hide_final && response.message.tool_calls.is_empty());
         journal
             .record_model(
                 turn,
@@ -505,17 +546,18 @@ impl Engine {
                 response.usage,
                 visible,
             )
-            .await?;
-        Ok((turn, response))
+            .await
     }
 
-    /// One model call, streamed: text deltas become events; returns the assembled response.
-    async fn call_model_live(
+    /// One model call, streamed: text deltas go through `gate`; returns the assembled
+    /// response.
+    pub(crate) async fn call_model_live(
         &self,
         step: &str,
         model: &SharedChatModel,
         req: &ModelRequest,
         stats: &mut Stats,
+        gate: &mut OutputGate,
     ) -> Result<ModelResponse, RunError> {
         let model_err = |source: ModelError| RunError::Model {
             step: step.to_string(),
@@ -523,26 +565,24 @@ impl Engine {
         };
         let response = self
             .or_cancel(async {
-                let mut stream = model.stream_boxed(req).await?;
+                let mut stream = model.stream_boxed(req).await.map_err(model_err)?;
                 let mut response = None;
                 while let Some(event) = stream.next().await {
-                    match event? {
+                    match event.map_err(model_err)? {
                         ModelStreamEvent::TextDelta { delta } => {
-                            self.emit(|| RunEvent::TextDelta {
-                                step: step.to_string(),
-                                delta,
-                            })
+                            self.gate_delta(step, gate, delta).await?;
                         }
                         ModelStreamEvent::Finished(r) => response = Some(r),
                         _ => {}
                     }
                 }
-                response.ok_or_else(|| ModelError::StreamTruncated {
-                    detail: "stream ended without a Finished event".to_string(),
+                response.ok_or_else(|| {
+                    model_err(ModelError::StreamTruncated {
+                        detail: "stream ended without a Finished event".to_string(),
+                    })
                 })
             })
-            .await?
-            .map_err(model_err)?;
+            .await??;
         stats.model_turns += 1;
         stats.usage += response.usage;
         if response.usage != Usage::default() {
@@ -552,5 +592,10 @@ impl Engine {
             });
         }
         Ok(response)
+    }
+
+    /// True when someone reads the run's events (`stream`), false for `execute`.
+    pub(crate) fn listening(&self) -> bool {
+        self.sink.is_some()
     }
 }

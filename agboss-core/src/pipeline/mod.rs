@@ -13,6 +13,7 @@
 //!
 //! Uses only [`crate::contract`] and the leaves.
 mod approval;
+pub mod guard;
 pub mod harness;
 mod hooks;
 pub mod observe;

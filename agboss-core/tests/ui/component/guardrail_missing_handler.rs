@@ -1,0 +1,6 @@
+use agboss_core::*;
+
+#[input_guardrail(name = "moderation-input-guardrail", description = "Moderates")]
+pub struct ModerationInputGuardrail;
+
+fn main() {}
