@@ -338,6 +338,25 @@ impl ToolCallError {
     }
 }
 
+/// Which side of an agent's or router's text boundary a guardrail guards (also
+/// `agboss_core::contract::guardrail::Boundary`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Boundary {
+    /// The user's input, before the model reads it.
+    Input,
+    /// The answer, before the caller reads it.
+    Output,
+}
+
+impl fmt::Display for Boundary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Input => "input",
+            Self::Output => "output",
+        })
+    }
+}
+
 /// How a guardrail stopped a step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -389,7 +408,7 @@ pub struct GuardrailBlockedError {
     /// The guardrail's registered name.
     pub guardrail: &'static str,
     /// Input or output.
-    pub boundary: crate::contract::guardrail::Boundary,
+    pub boundary: Boundary,
     /// Block, or the failure that failed the step closed.
     pub kind: GuardrailBlockKind,
 }

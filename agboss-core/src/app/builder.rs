@@ -290,6 +290,9 @@ impl AppBuilder {
                 })?;
             channels.insert(meta.name, channel);
         }
+        let agent_callbacks = (0..resolved.agents.len())
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
         Ok(App {
             inner: Arc::new(Runtime {
                 resolved,
@@ -298,6 +301,7 @@ impl AppBuilder {
                 listeners: self.listeners,
                 channels,
                 output_streaming: self.output_streaming,
+                agent_callbacks,
                 store: self.store.map(|store| Durability {
                     store,
                     worker: self.worker.unwrap_or_else(|| random_id("worker")),

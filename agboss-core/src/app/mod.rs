@@ -159,7 +159,12 @@ impl App {
     /// The tools of `agent` as callbacks, decorated with the app's and the agent's listeners:
     /// what an agent loop calls (see [`crate::callback::stack`]).
     pub fn agent_callbacks(&self, agent: &ResolvedAgent) -> Vec<SharedToolCallback> {
-        agent_stack(&self.inner.listeners, agent, &RunLayers::default())
+        agent_stack(
+            &self.inner.listeners,
+            agent,
+            self.inner.base_callbacks(agent),
+            &RunLayers::default(),
+        )
     }
 
     /// Every tool of the app on its direct (application → tool) chain as a callback, decorated

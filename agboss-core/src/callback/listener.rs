@@ -292,6 +292,9 @@ impl<L: ToolCallListener> ToolCallback for ListenedToolCallback<L> {
     fn definition(&self) -> &ToolDefinition {
         self.inner.definition()
     }
+    fn shared_definition(&self) -> Arc<ToolDefinition> {
+        self.inner.shared_definition()
+    }
     fn metadata(&self) -> &ToolMetadata {
         self.inner.metadata()
     }

@@ -133,6 +133,11 @@ impl<'a> ToolInvocation<'a> {
 pub trait ToolCallback: Send + Sync {
     /// Name, description and input schema.
     fn definition(&self) -> &ToolDefinition;
+    /// The definition, shared: what a model request carries (a run does not copy the schema).
+    /// Default: a copy of [`ToolCallback::definition`]; decorators delegate it.
+    fn shared_definition(&self) -> Arc<ToolDefinition> {
+        Arc::new(self.definition().clone())
+    }
     /// Source, limits, path.
     fn metadata(&self) -> &ToolMetadata;
     /// Runs one call to its [`CallOutcome`] (use [`CallOutcome::from_error`] for a failure
@@ -160,7 +165,7 @@ pub type SharedToolCallback = Arc<dyn ToolCallback>;
 /// The callback of a tool bound to a path: runs its guarded pipeline.
 pub struct BoundToolCallback {
     tool: BoundTool,
-    definition: ToolDefinition,
+    definition: Arc<ToolDefinition>,
     metadata: ToolMetadata,
 }
 
@@ -175,7 +180,7 @@ impl fmt::Debug for BoundToolCallback {
 impl BoundToolCallback {
     /// Wraps a bound tool.
     pub fn new(tool: BoundTool) -> Self {
-        let definition = tool.definition();
+        let definition = Arc::new(tool.definition());
         let metadata = ToolMetadata {
             source: ToolSource::Native,
             tool: Some(tool.meta()),
@@ -203,6 +208,9 @@ impl BoundToolCallback {
 impl ToolCallback for BoundToolCallback {
     fn definition(&self) -> &ToolDefinition {
         &self.definition
+    }
+    fn shared_definition(&self) -> Arc<ToolDefinition> {
+        Arc::clone(&self.definition)
     }
     fn metadata(&self) -> &ToolMetadata {
         &self.metadata

@@ -71,14 +71,20 @@ pub fn stack(
     callbacks
 }
 
-/// The stack of `agent`'s tools on its path: what its tool loop calls.
+/// The stack of `agent`'s tools on its path: what its tool loop calls. `base` are the
+/// callbacks of its tools ([`base_callbacks`], or a cached copy of them).
 pub fn agent_stack(
     listeners: &ToolCallListenerSet,
     agent: &ResolvedAgent,
+    base: Vec<SharedToolCallback>,
     run: &RunLayers,
 ) -> Vec<SharedToolCallback> {
-    let base = agent.tools.iter().map(BoundToolCallback::shared).collect();
     stack(listeners, Some(agent.meta.name), &agent.scopes, base, run)
+}
+
+/// The undecorated callbacks of `agent`'s tools on its path.
+pub fn base_callbacks(agent: &ResolvedAgent) -> Vec<SharedToolCallback> {
+    agent.tools.iter().map(BoundToolCallback::shared).collect()
 }
 
 /// Bounds the tool's own work of every call: passes the limit down with the invocation (a
@@ -92,6 +98,9 @@ pub struct TimeoutLayer {
 impl ToolCallback for TimeoutLayer {
     fn definition(&self) -> &ToolDefinition {
         self.inner.definition()
+    }
+    fn shared_definition(&self) -> Arc<ToolDefinition> {
+        self.inner.shared_definition()
     }
     fn metadata(&self) -> &ToolMetadata {
         self.inner.metadata()

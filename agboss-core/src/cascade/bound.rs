@@ -116,6 +116,8 @@ pub struct ResolvedAgent {
     pub guardrails: Guardrails,
     /// Its tools, in declaration order.
     pub tools: Vec<BoundTool>,
+    /// Its place among the app's agent paths (what per-path caches are indexed by).
+    pub(crate) index: usize,
 }
 
 impl ResolvedAgent {

@@ -253,11 +253,13 @@ impl Blueprint {
         }
         let agents: Vec<Arc<ResolvedAgent>> = pending_agents
             .into_iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(index, p)| {
                 Arc::new(ResolvedAgent {
                     meta: p.meta,
                     scopes: p.scopes,
                     guardrails: p.guardrails,
+                    index,
                     tools: p
                         .tools
                         .into_iter()

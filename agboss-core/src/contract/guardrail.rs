@@ -50,23 +50,7 @@ use futures::future::BoxFuture;
 use crate::di::{DepMeta, DiError, Resolver, Services, TenantContext};
 use crate::error::GuardrailError;
 
-/// Which side of the boundary a guardrail guards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Boundary {
-    /// The user's input, before the model reads it.
-    Input,
-    /// The answer, before the caller reads it.
-    Output,
-}
-
-impl fmt::Display for Boundary {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Input => "input",
-            Self::Output => "output",
-        })
-    }
-}
+pub use crate::error::Boundary;
 
 /// What a guardrail decides about a text.
 ///

@@ -107,9 +107,14 @@ impl Engine {
             Checked::Respond(answer) => return self.final_answer(meta.name, answer),
         };
         // The agent's tools, decorated once for the whole run (see `crate::callback::stack`).
-        let callbacks = agent_stack(&self.rt.listeners, agent, &self.ctx.layers);
+        let callbacks = agent_stack(
+            &self.rt.listeners,
+            agent,
+            self.rt.base_callbacks(agent),
+            &self.ctx.layers,
+        );
         let mut req =
-            ModelRequest::default().with_tools(callbacks.iter().map(|c| c.definition().clone()));
+            ModelRequest::default().with_tools(callbacks.iter().map(|c| c.shared_definition()));
         if !meta.instructions.is_empty() {
             req.messages.push(Message::system(meta.instructions));
         }

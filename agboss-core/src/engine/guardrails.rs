@@ -16,7 +16,6 @@
 //!   an interim text before it is released. A run without a listener (`execute`) buffers
 //!   nothing: only the final answer is checked.
 use std::borrow::Borrow;
-use std::sync::Arc;
 
 use super::events::RunEvent;
 use super::run::{Engine, RunError};
@@ -114,13 +113,6 @@ impl Engine {
                 self.or_cancel(check).await?
             };
             let label = verdict.as_ref().map_or("failed", GuardrailVerdict::label);
-            tracing::debug!(
-                step,
-                guardrail = entry.meta.name,
-                %boundary,
-                verdict = label,
-                "guardrail verdict"
-            );
             self.emit(|| RunEvent::GuardrailVerdict {
                 step: step.to_string(),
                 guardrail: entry.meta.name.to_string(),
@@ -131,6 +123,7 @@ impl Engine {
             let kind = match verdict {
                 Ok(GuardrailVerdict::Pass) => continue,
                 Ok(GuardrailVerdict::Rewrite { text: new }) => {
+                    tracing::debug!(step, guardrail = entry.meta.name, %boundary, "guardrail rewrote the text");
                     text = new;
                     continue;
                 }
@@ -253,17 +246,21 @@ impl Engine {
         if gate.active.is_none() {
             return Ok(answer);
         }
-        let checked = match self
-            .check_text(
-                step,
-                Boundary::Output,
-                guardrails.output.entries(),
-                answer.clone(),
-                TextScope::Whole,
-            )
-            .await?
-        {
-            Checked::Go(text) | Checked::Respond(text) => text,
+        let checked = if guardrails.output.is_empty() {
+            answer.clone()
+        } else {
+            match self
+                .check_text(
+                    step,
+                    Boundary::Output,
+                    guardrails.output.entries(),
+                    answer.clone(),
+                    TextScope::Whole,
+                )
+                .await?
+            {
+                Checked::Go(text) | Checked::Respond(text) => text,
+            }
         };
         let masked = match &guardrails.answer_pii {
             Some(pii) => pii
@@ -291,7 +288,7 @@ impl Engine {
 #[derive(Debug, Default)]
 pub(crate) struct OutputGate {
     /// The output guardrails of the path, when the gate holds text back.
-    active: Option<Arc<GuardrailChain>>,
+    active: Option<GuardrailChain>,
     mode: OutputStreaming,
     /// Deltas of this turn not released (hold mode).
     held: Vec<String>,
@@ -322,7 +319,7 @@ impl OutputGate {
             mode
         };
         Self {
-            active: Some(Arc::new(guardrails.output.clone())),
+            active: Some(guardrails.output.clone()),
             mode,
             ..Self::default()
         }
@@ -330,7 +327,7 @@ impl OutputGate {
     /// A gate that holds every delta (the first turn while parallel input guardrails run).
     pub(crate) fn holding() -> Self {
         Self {
-            active: Some(Arc::new(GuardrailChain::default())),
+            active: Some(GuardrailChain::default()),
             mode: OutputStreaming::Hold,
             ..Self::default()
         }

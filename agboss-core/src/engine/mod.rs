@@ -77,6 +77,9 @@ pub(crate) struct Runtime {
     pub(crate) channels: HashMap<&'static str, Arc<dyn ErasedChannel>>,
     /// How streamed answers of guarded paths are released (a run may override it).
     pub(crate) output_streaming: crate::contract::guardrail::OutputStreaming,
+    /// The undecorated tool callbacks of each agent path (by `ResolvedAgent::index`), made on
+    /// first use: a run does not rebuild the tools' definitions and schemas.
+    pub(crate) agent_callbacks: Vec<std::sync::OnceLock<Vec<crate::callback::SharedToolCallback>>>,
 }
 
 /// The app's store and how its runs hold their leases.
@@ -89,6 +92,19 @@ pub(crate) struct Durability {
 }
 
 impl Runtime {
+    /// The undecorated callbacks of `agent`'s tools (cached per path).
+    pub(crate) fn base_callbacks(
+        &self,
+        agent: &ResolvedAgent,
+    ) -> Vec<crate::callback::SharedToolCallback> {
+        match self.agent_callbacks.get(agent.index) {
+            Some(cell) => cell
+                .get_or_init(|| crate::callback::stack::base_callbacks(agent))
+                .clone(),
+            None => crate::callback::stack::base_callbacks(agent),
+        }
+    }
+
     /// An agent by name: its path directly under the application if it has one, else its first
     /// path under a workflow.
     pub(crate) fn agent_by_name(&self, name: &str) -> Option<&Arc<ResolvedAgent>> {

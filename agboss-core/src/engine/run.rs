@@ -470,6 +470,12 @@ impl Engine {
         if self.ctx.cancel.is_cancelled() {
             return Err(RunError::Cancelled);
         }
+        let mut fut = std::pin::pin!(fut);
+        // Ready at once (a guardrail, a replayed step): no cancellation waiter is registered
+        // (that takes the token's lock twice).
+        if let Poll::Ready(out) = futures::poll!(fut.as_mut()) {
+            return Ok(out);
+        }
         tokio::select! {
             biased;
             () = self.ctx.cancel.cancelled() => Err(RunError::Cancelled),

@@ -1,5 +1,7 @@
 //! Provider-neutral message, tool and response types.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// The author of a [`Message`].
@@ -255,7 +257,7 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     /// Tools offered to the model; empty means none.
     #[serde(default)]
-    pub tools: Vec<ToolDefinition>,
+    pub tools: Vec<Arc<ToolDefinition>>,
     /// Sampling temperature; `None` uses the provider default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
@@ -277,8 +279,11 @@ impl ModelRequest {
     }
 
     /// Sets the offered tools.
-    pub fn with_tools(mut self, tools: impl IntoIterator<Item = ToolDefinition>) -> Self {
-        self.tools = tools.into_iter().collect();
+    pub fn with_tools<T: Into<Arc<ToolDefinition>>>(
+        mut self,
+        tools: impl IntoIterator<Item = T>,
+    ) -> Self {
+        self.tools = tools.into_iter().map(Into::into).collect();
         self
     }
 
