@@ -245,7 +245,7 @@ impl Blueprint {
             };
         let mut tools = Vec::new();
         let mut by_type = HashMap::default();
-        let mut by_name = HashMap::new();
+        let mut by_name = HashMap::with_hasher(foldhash::fast::RandomState::default());
         for (meta, chain, max) in pending_tools {
             by_type.insert((meta.type_id)(), tools.len());
             by_name.insert(meta.name, tools.len());
@@ -317,7 +317,8 @@ pub(crate) struct Resolved {
     /// Every tool on its direct (application → tool) chain.
     pub(crate) tools: Vec<BoundTool>,
     pub(crate) by_type: HashMap<TypeId, usize, BuildHasherDefault<TypeIdHasher>>,
-    pub(crate) by_name: HashMap<&'static str, usize>,
+    /// By name, with a fast hasher: the lookup of every by-name call.
+    pub(crate) by_name: HashMap<&'static str, usize, foldhash::fast::RandomState>,
     pub(crate) agents: Vec<Arc<ResolvedAgent>>,
     pub(crate) routers: Vec<Arc<ResolvedRouter>>,
     pub(crate) workflows: Vec<Arc<ResolvedWorkflow>>,

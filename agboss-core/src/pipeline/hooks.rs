@@ -175,16 +175,34 @@ where
     F: Future<Output = Result<T, InterceptorError>>,
 {
     let result = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
-        Ok(Ok(future)) => match bounded(AssertUnwindSafe(future).catch_unwind(), limit).await {
-            Some(ran) => ran.map(|r| r.map_err(HookError::Failed)),
-            None => {
-                return Err(Box::new(ToolCallError::InterceptorTimeout {
-                    tool_name: tool.name.to_string(),
-                    interceptor,
-                    timeout_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
-                }));
+        Ok(Ok(future)) => {
+            let mut future = std::pin::pin!(future);
+            // The first poll in place, under `catch_unwind`: a hook that is ready at once (most
+            // are) needs no timer and no wrapper future. One that suspends is bounded from here.
+            let first = std::future::poll_fn(|cx| {
+                Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    future.as_mut().poll(cx)
+                })))
+            })
+            .await;
+            let ran = match first {
+                Ok(Poll::Ready(out)) => Some(Ok(out)),
+                Ok(Poll::Pending) => {
+                    bounded(AssertUnwindSafe(future.as_mut()).catch_unwind(), limit).await
+                }
+                Err(payload) => Some(Err(payload)),
+            };
+            match ran {
+                Some(ran) => ran.map(|r| r.map_err(HookError::Failed)),
+                None => {
+                    return Err(Box::new(ToolCallError::InterceptorTimeout {
+                        tool_name: tool.name.to_string(),
+                        interceptor,
+                        timeout_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+                    }));
+                }
             }
-        },
+        }
         Ok(Err(dependency)) => Ok(Err(HookError::Dependency(dependency))),
         Err(payload) => Err(payload),
     };

@@ -45,9 +45,12 @@ pub(crate) async fn run_typed<T: Tool>(
     input: T::Input,
 ) -> CallOutcome<T::Output> {
     let trace = CallTrace::start(T::META.name, &env.call_id, &chain.path);
-    let outcome = run_guarded(slot, chain, env, input)
-        .instrument(trace.span.clone())
-        .await;
+    let running = run_guarded(slot, chain, env, input);
+    let outcome = if trace.span.is_none() {
+        running.await
+    } else {
+        running.instrument(trace.span.clone()).await
+    };
     trace.finish(&outcome);
     outcome
 }

@@ -111,9 +111,14 @@ pub(crate) async fn call_json_typed<T: Tool>(
             }
             CallOutcome::Failed(failure) => CallOutcome::Failed(failure),
         }
-    }
-    .instrument(span.clone())
-    .await;
+    };
+    // No span (no subscriber): the call's future is awaited in place, not moved into an
+    // `Instrumented` wrapper that enters a disabled span at every poll.
+    let outcome = if span.is_none() {
+        outcome.await
+    } else {
+        outcome.instrument(span.clone()).await
+    };
     trace.finish(&outcome);
     outcome
 }

@@ -99,5 +99,9 @@ pub fn outcome_of(err: &ToolCallError) -> &'static str {
 
 /// Records the call's decision on the current `tool_call` span.
 pub(crate) fn record_decision(decision: &'static str) {
-    Span::current().record("decision", decision);
+    // No subscriber was ever installed: there is no span to record on (and looking the
+    // current one up costs a thread-local access per decision).
+    if tracing::dispatcher::has_been_set() {
+        Span::current().record("decision", decision);
+    }
 }
