@@ -2,11 +2,13 @@
 //! agent's callback stack, every outcome read by the one observation policy
 //! ([`crate::pipeline::observe`]).
 use futures::StreamExt as _;
+use tracing::Instrument as _;
 
 use super::approval::{Attempt, Called, Slot};
 use super::events::{RunEvent, StepKind, StepOutcome};
 use super::journal::{ToolReplay, tool_key};
 use super::run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, Engine, RunError, Stats};
+use super::telemetry;
 use crate::callback::stack::agent_stack;
 use crate::callback::{SharedToolCallback, ToolInvocation};
 use crate::cascade::ResolvedAgent;
@@ -30,7 +32,13 @@ impl Engine {
             kind: StepKind::Agent,
             input: input.clone(),
         });
-        let result = self.agent_loop(agent, input, stats).await;
+        // The run's own agent is traced by the run's span; a routed or workflow agent gets one.
+        let span = if name == self.target_name {
+            tracing::Span::none()
+        } else {
+            telemetry::agent_span(name)
+        };
+        let result = self.agent_loop(agent, input, stats).instrument(span).await;
         self.emit(|| RunEvent::StepFinished {
             step: name.to_string(),
             kind: StepKind::Agent,
@@ -76,9 +84,15 @@ impl Engine {
             .or(meta.max_parallel_tool_calls)
             .unwrap_or(DEFAULT_MAX_PARALLEL_TOOL_CALLS)
             .max(1);
+        // What a `chat` span records of this agent's turns is masked by its tools' policies.
+        let mask = |text: &str| {
+            callbacks
+                .iter()
+                .fold(text.to_string(), |t, c| c.mask_for_model(&t).into_owned())
+        };
         for _ in 0..max_turns {
             let (turn, response) = self
-                .call_model(meta.name, &model, &req, stats, true)
+                .call_model(meta.name, &model, &req, stats, true, Some(&mask))
                 .await?;
             let message = response.message;
             if message.tool_calls.is_empty() {

@@ -54,6 +54,7 @@ pub(crate) mod in_doubt;
 pub(crate) mod journal;
 mod router;
 pub mod run;
+mod telemetry;
 mod tool_step;
 pub mod workflow;
 

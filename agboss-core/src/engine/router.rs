@@ -151,7 +151,10 @@ impl Engine {
         system.push_str("Answer with the route's name only.");
         let req = ModelRequest::new([Message::system(system), Message::user(input)]);
         let names: Vec<&str> = router.routes.iter().map(|r| r.meta.name).collect();
-        match self.call_model(meta.name, &model, &req, stats, false).await {
+        match self
+            .call_model(meta.name, &model, &req, stats, false, None)
+            .await
+        {
             Ok((_, response)) => {
                 let answer = response.message.content.unwrap_or_default();
                 match parse_route(&answer, &names) {

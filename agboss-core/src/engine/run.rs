@@ -8,11 +8,13 @@ use std::task::{Context, Poll};
 use futures::future::BoxFuture;
 use futures::{FutureExt as _, Stream, StreamExt as _};
 use tokio::sync::mpsc;
+use tracing::Instrument as _;
 
 use super::Runtime;
 use super::context::{RunContext, Target, TargetKind};
 use super::events::RunEvent;
 use super::journal::{RunJournal, request_digest};
+use super::telemetry::{self, ContentMask};
 use super::workflow::Flow;
 use crate::callback::SharedToolCallback;
 use crate::callback::stack::stack;
@@ -283,6 +285,8 @@ pub(crate) struct Engine {
     run_id: String,
     /// The run's journal, when the app has a store.
     pub(crate) journal: Option<RunJournal>,
+    /// The run's target (its agent has no step span of its own: the run's span is its).
+    pub(crate) target_name: String,
 }
 
 impl Engine {
@@ -305,6 +309,7 @@ impl Engine {
             sink,
             run_id,
             journal: None,
+            target_name: String::new(),
         }
     }
 
@@ -326,11 +331,37 @@ impl Engine {
         stack(&self.rt.listeners, agent, scopes, base, &self.ctx.layers)
     }
 
+    /// Runs `target` in its run span (see [`telemetry`]).
     pub(crate) async fn run(
         mut self,
         target: Target,
         input: String,
     ) -> Result<RunOutput, RunError> {
+        let workflow = match &target.0 {
+            TargetKind::Workflow { .. } | TargetKind::WorkflowDefault(_) => true,
+            TargetKind::Named(name) => {
+                self.rt.agent_by_name(name).is_none()
+                    && self.rt.router_by_name(name).is_none()
+                    && self.rt.workflow_by_name(name).is_some()
+            }
+            TargetKind::Agent(_) | TargetKind::Router(_) => false,
+        };
+        self.target_name = target.name().to_string();
+        let span = telemetry::run_span(
+            workflow,
+            &self.target_name,
+            &self.run_id,
+            self.ctx.thread.as_deref(),
+        );
+        let result = self
+            .run_untraced(target, input)
+            .instrument(span.clone())
+            .await;
+        telemetry::finish_run(&span, &result);
+        result
+    }
+
+    async fn run_untraced(mut self, target: Target, input: String) -> Result<RunOutput, RunError> {
         let target_name = target.name().to_string();
         self.emit(|| RunEvent::RunStarted {
             run_id: self.run_id.clone(),
@@ -465,7 +496,8 @@ impl Engine {
 
     /// One model call, journaled: read back from the journal of a resumed run, else made and
     /// recorded before the run goes on (`visible` turns are appended to the run's thread).
-    /// Returns the turn number (what the turn's tool call keys use) and the response.
+    /// Returns the turn number (what the turn's tool call keys use) and the response. `mask`
+    /// masks the content a `chat` span records (none without it).
     pub(crate) async fn call_model(
         &self,
         step: &str,
@@ -473,10 +505,14 @@ impl Engine {
         req: &ModelRequest,
         stats: &mut Stats,
         visible: bool,
+        mask: Option<ContentMask<'_>>,
     ) -> Result<(u32, ModelResponse), RunError> {
         let Some(journal) = &self.journal else {
             let turn = stats.model_turns;
-            return Ok((turn, self.call_model_live(step, model, req, stats).await?));
+            return Ok((
+                turn,
+                self.call_model_live(step, model, req, stats, mask).await?,
+            ));
         };
         let turn = journal.next_model_turn();
         let digest = request_digest(req);
@@ -495,7 +531,7 @@ impl Engine {
             };
             return Ok((turn, response));
         }
-        let response = self.call_model_live(step, model, req, stats).await?;
+        let response = self.call_model_live(step, model, req, stats, mask).await?;
         journal
             .record_model(
                 turn,
@@ -509,38 +545,30 @@ impl Engine {
         Ok((turn, response))
     }
 
-    /// One model call, streamed: text deltas become events; returns the assembled response.
+    /// One model call, streamed, in its `chat` span: text deltas become events; returns the
+    /// assembled response.
     async fn call_model_live(
         &self,
         step: &str,
         model: &SharedChatModel,
         req: &ModelRequest,
         stats: &mut Stats,
+        mask: Option<ContentMask<'_>>,
     ) -> Result<ModelResponse, RunError> {
+        let span = telemetry::chat_span(step, model, req, mask);
         let model_err = |source: ModelError| RunError::Model {
             step: step.to_string(),
             source,
         };
         let response = self
-            .or_cancel(async {
-                let mut stream = model.stream_boxed(req).await?;
-                let mut response = None;
-                while let Some(event) = stream.next().await {
-                    match event? {
-                        ModelStreamEvent::TextDelta { delta } => {
-                            self.emit(|| RunEvent::TextDelta {
-                                step: step.to_string(),
-                                delta,
-                            })
-                        }
-                        ModelStreamEvent::Finished(r) => response = Some(r),
-                        _ => {}
-                    }
+            .or_cancel(
+                async {
+                    let response = self.stream_turn(step, model, req).await;
+                    telemetry::finish_chat(&span, &response, mask);
+                    response
                 }
-                response.ok_or_else(|| ModelError::StreamTruncated {
-                    detail: "stream ended without a Finished event".to_string(),
-                })
-            })
+                .instrument(span.clone()),
+            )
             .await?
             .map_err(model_err)?;
         stats.model_turns += 1;
@@ -552,5 +580,29 @@ impl Engine {
             });
         }
         Ok(response)
+    }
+
+    /// Reads one streamed model answer: text deltas become events.
+    async fn stream_turn(
+        &self,
+        step: &str,
+        model: &SharedChatModel,
+        req: &ModelRequest,
+    ) -> Result<ModelResponse, ModelError> {
+        let mut stream = model.stream_boxed(req).await?;
+        let mut response = None;
+        while let Some(event) = stream.next().await {
+            match event? {
+                ModelStreamEvent::TextDelta { delta } => self.emit(|| RunEvent::TextDelta {
+                    step: step.to_string(),
+                    delta,
+                }),
+                ModelStreamEvent::Finished(r) => response = Some(r),
+                _ => {}
+            }
+        }
+        response.ok_or_else(|| ModelError::StreamTruncated {
+            detail: "stream ended without a Finished event".to_string(),
+        })
     }
 }
