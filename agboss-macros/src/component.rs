@@ -153,7 +153,10 @@ pub fn register(
                 #impl_items
             }
             #p::inventory::submit! {
-                #p::Registration::#tr(<#ident as #p::#tr>::META)
+                #p::Registered {
+                    component: #p::Registration::#tr(<#ident as #p::#tr>::META),
+                    module: ::core::module_path!(),
+                }
             }
         };
     }

@@ -52,6 +52,7 @@ pub(crate) mod direct;
 pub mod events;
 pub(crate) mod in_doubt;
 pub(crate) mod journal;
+mod pretty;
 mod router;
 pub mod run;
 mod telemetry;
