@@ -80,6 +80,9 @@ pub struct SpanOtherAgent;
          fallback = SpanOtherAgent)]
 pub struct SpanRouter;
 
+#[workflow(name = "span-workflow", description = "Routes, then answers", routers = [SpanRouter])]
+pub struct SpanWorkflow;
+
 /// `set_capture_content` is process-wide: the tests of this binary take turns.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -298,4 +301,50 @@ async fn content_is_recorded_only_when_opted_in_and_masked() {
     assert!(input.contains("Mail me at"), "{input}");
     assert!(!input.contains("carl@example.com"), "masked: {input}");
     assert!(chat["gen_ai.output.messages"].contains("ACME-1 has shipped."));
+}
+
+#[tokio::test]
+async fn a_workflow_run_is_an_invoke_workflow_span_over_its_agent_steps() {
+    let _serial = SERIAL.lock().await;
+    telemetry::set_capture_content(false);
+    let mut turns = vec![Turn::text("span-agent")];
+    turns.extend(agent_turns());
+    let app = App::builder()
+        .workflow::<SpanWorkflow>()
+        .model(Arc::new(ScriptedModel::new(turns)))
+        .build()
+        .expect("app builds");
+    let spans = spans_of(async {
+        app.execute("span-workflow", "Where is ACME-1?", RunContext::new())
+            .await
+            .expect("the run succeeds");
+    })
+    .await;
+    let run = one(&spans, "invoke_workflow span-workflow");
+    assert_eq!(run.parent_span_id, SpanId::INVALID);
+    assert_eq!(attrs(run)["gen_ai.operation.name"], "invoke_workflow");
+    assert_eq!(attrs(run)["agboss.outcome"], "ok");
+    let step = one(&spans, "invoke_agent span-agent");
+    assert_eq!(step.parent_span_id, id(run));
+    let calls = by_name(&spans, "execute_tool get-order-tool");
+    assert_eq!(calls.len(), 2);
+    assert!(calls.iter().all(|c| c.parent_span_id == id(step)));
+    assert_eq!(
+        attrs(calls[0])["agboss.path"],
+        "app/span-workflow/span-agent"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_otlp_provider_builds_in_a_runtime_and_survives_a_missing_collector() {
+    // Nothing listens on port 9: the export fails, and that is all that happens.
+    let provider =
+        telemetry::otel::otlp_tracer_provider("agboss-test", Some("http://127.0.0.1:9/v1/traces"))
+            .expect("the exporter builds");
+    let subscriber = tracing_subscriber::registry().with(telemetry::otel::layer(&provider));
+    tracing::subscriber::with_default(subscriber, || {
+        tracing::info_span!("chat").in_scope(|| {});
+    });
+    let _ = provider.force_flush();
+    let _ = provider.shutdown();
 }

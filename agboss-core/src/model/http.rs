@@ -118,6 +118,41 @@ pub(crate) fn env_flag(value: Option<String>, default: bool) -> bool {
     }
 }
 
+/// What a client's `from_env` reads: `{prefix}_BASE_URL`, `{prefix}_API_KEY` (else
+/// `key_fallback`), `{prefix}_MODEL`, `{prefix}_STREAM`. A key is required only for the default
+/// (hosted) base URL: with a base URL of one's own, a missing key is a keyless local server.
+pub(crate) struct EnvConfig {
+    pub(crate) base_url: Option<String>,
+    pub(crate) api_key: Option<String>,
+    pub(crate) model: Option<String>,
+    pub(crate) streaming: bool,
+}
+
+impl EnvConfig {
+    pub(crate) fn read(
+        lookup: impl Fn(&str) -> Option<String>,
+        prefix: &str,
+        key_fallback: &str,
+    ) -> Result<Self, ModelError> {
+        let get =
+            |suffix: &str| lookup(&format!("{prefix}_{suffix}")).filter(|v| !v.trim().is_empty());
+        let base_url = get("BASE_URL");
+        let api_key =
+            get("API_KEY").or_else(|| lookup(key_fallback).filter(|v| !v.trim().is_empty()));
+        if api_key.is_none() && base_url.is_none() {
+            return Err(ModelError::config(format!(
+                "no API key: set {prefix}_API_KEY or {key_fallback} (or {prefix}_BASE_URL for a keyless local server)"
+            )));
+        }
+        Ok(Self {
+            base_url,
+            api_key,
+            model: get("MODEL"),
+            streaming: env_flag(get("STREAM"), true),
+        })
+    }
+}
+
 /// One endpoint and how to call it.
 #[derive(Clone)]
 pub(crate) struct HttpCore {

@@ -6,7 +6,7 @@ use std::fmt;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use super::http::{HttpCore, HttpSettings, check_base_url, env_flag};
+use super::http::{EnvConfig, HttpCore, HttpSettings, check_base_url};
 use super::{
     ChatModel, ModelError, ModelRequest, ModelResponse, ModelStream, stream_from_response,
 };
@@ -216,22 +216,15 @@ impl AnthropicModel {
     pub fn builder_from_lookup(
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<AnthropicModelBuilder, ModelError> {
-        let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
-        let base = get("AGBOSS_ANTHROPIC_BASE_URL");
-        let api_key = get("AGBOSS_ANTHROPIC_API_KEY").or_else(|| get("ANTHROPIC_API_KEY"));
-        if api_key.is_none() && base.is_none() {
-            return Err(ModelError::config(
-                "no API key: set AGBOSS_ANTHROPIC_API_KEY or ANTHROPIC_API_KEY (or AGBOSS_ANTHROPIC_BASE_URL for a keyless local server)",
-            ));
-        }
-        let mut builder = Self::builder().streaming(env_flag(get("AGBOSS_ANTHROPIC_STREAM"), true));
-        if let Some(key) = api_key {
+        let env = EnvConfig::read(lookup, "AGBOSS_ANTHROPIC", "ANTHROPIC_API_KEY")?;
+        let mut builder = Self::builder().streaming(env.streaming);
+        if let Some(key) = env.api_key {
             builder = builder.api_key(key);
         }
-        if let Some(base) = base {
+        if let Some(base) = env.base_url {
             builder = builder.base_url(base);
         }
-        if let Some(model) = get("AGBOSS_ANTHROPIC_MODEL") {
+        if let Some(model) = env.model {
             builder = builder.model(model);
         }
         Ok(builder)
