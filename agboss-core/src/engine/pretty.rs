@@ -1,5 +1,6 @@
-//! Human-readable run events: `Display` for [`RunEvent`] and the types in it, and
-//! [`RunStream::print`], which prints a run as it happens.
+//! Human-readable run events: `Display` for [`RunEvent`] and the engine's types in it (a
+//! call's decision renders through [`CallDecision`]'s own `Display`), and [`RunStream::print`],
+//! which prints a run as it happens.
 //!
 //! `{}` renders one line; `{:#}` indents it by its place in the run (steps under the run, model
 //! turns and calls under their step, decisions and results under their call), as the demo prints
@@ -28,40 +29,6 @@ use futures::StreamExt as _;
 
 use super::events::{CallDecision, RouteReason, RunEvent, StepOutcome};
 use super::run::{RunError, RunOutput, RunStream};
-
-impl fmt::Display for CallDecision {
-    /// `allowed`, `replied to the model by I: message`, `blocked by I: reason`, …
-    ///
-    /// ```
-    /// use agboss_core::CallDecision;
-    /// let replied = CallDecision::RepliedToModel {
-    ///     interceptor: "tenant-order-tool-interceptor".into(),
-    ///     message: "Ask for the order id".into(),
-    /// };
-    /// assert_eq!(
-    ///     replied.to_string(),
-    ///     "replied to the model by tenant-order-tool-interceptor: Ask for the order id"
-    /// );
-    /// ```
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Allowed => f.write_str("allowed"),
-            Self::RepliedToModel {
-                interceptor,
-                message,
-            } => write!(f, "replied to the model by {interceptor}: {message}"),
-            Self::Blocked {
-                interceptor,
-                reason,
-            } => write!(f, "BLOCKED by {interceptor}: {reason}"),
-            Self::GuardFailed { error } => write!(f, "guard FAILED (fail closed): {error}"),
-            Self::Rejected { reason } => write!(f, "rejected: {reason}"),
-            Self::AwaitingApproval { channel } => {
-                write!(f, "allowed by every guard, waits for approval by {channel}")
-            }
-        }
-    }
-}
 
 impl fmt::Display for RouteReason {
     /// `the model answered "billing-agent"` or `fallback: why`.
