@@ -112,13 +112,13 @@ impl ToolCallListener for AuditListener {
     }
 
     fn after_completion(&self, ctx: UseContext, call: &ToolCallInfo<'_>) {
-        // Milliseconds, to the microsecond.
-        let ms = ctx
+        // Whole microseconds: an integer, never a float's rounding noise.
+        let us = ctx
             .started
-            .map(|s| (s.elapsed().as_secs_f64() * 1e6).round() / 1e3);
+            .map(|s| u64::try_from(s.elapsed().as_micros()).unwrap_or(u64::MAX));
         Self::sse(
             "tool_finished",
-            json!({ "call_id": call.call_id, "tool": call.tool_name, "ms": ms }),
+            json!({ "call_id": call.call_id, "tool": call.tool_name, "duration_us": us }),
         );
     }
 }

@@ -1,6 +1,7 @@
-//! `cargo run --example support_desk`: the support-desk application's resolved cascade, then a
-//! whole conversation run through the agent runtime, printing the event stream, with a manager
-//! approving a refund on the way.
+//! `cargo run --example support_desk`: a whole conversation run through the agent runtime,
+//! printing the event stream (with the library's `RunStream::print`), with a manager approving a
+//! refund on the way. `cargo run --example support_desk -- --describe` prints the application's
+//! resolved cascade first.
 //!
 //! By default the model is an embedded script (no key needed). With `AGBOSS_OPENAI_API_KEY` set
 //! (and optionally `AGBOSS_OPENAI_BASE_URL`, `AGBOSS_OPENAI_MODEL`) it talks to a real
@@ -31,9 +32,7 @@
 use std::sync::Arc;
 
 use agboss_core::engine::workflow::{Flow, Recovery};
-use agboss_core::engine::{
-    CallDecision, Decision, RunContext, RunError, RunEvent, RunOutput, StepOutcome, Target,
-};
+use agboss_core::engine::{Decision, RunContext, RunError, RunOutput, Target};
 use agboss_core::model::{Message, OpenAiCompatibleModel, Role, SharedChatModel};
 use agboss_core::store::{NewThread, SqliteStore, ThreadStore as _, Ticket};
 use agboss_core::{App, Approver};
@@ -41,7 +40,6 @@ use agboss_e2e::support_desk::{
     AuditLog, ManagerInbox, SupportDeskApplication, SupportRouter, SupportWorkflow,
 };
 use agboss_testing::scripted::{ScriptedModel, Turn};
-use futures::StreamExt as _;
 use serde_json::json;
 
 /// The embedded script: what a model would answer, turn by turn.
@@ -109,93 +107,6 @@ fn scripted_model() -> ScriptedModel {
     ])
 }
 
-fn print_event(event: &RunEvent) {
-    match event {
-        RunEvent::RunStarted { run_id, target } => println!("run {run_id} → {target}"),
-        RunEvent::RunResumed {
-            run_id,
-            replayed_steps,
-        } => println!("run {run_id} resumed: {replayed_steps} journaled steps read back"),
-        RunEvent::StepStarted { step, kind, input } => {
-            println!("  ▶ {kind} {step} ← {input:?}")
-        }
-        RunEvent::TextDelta { .. } => {}
-        RunEvent::Usage { step, usage } => {
-            println!("    · {step} used {} tokens", usage.total_tokens)
-        }
-        RunEvent::RouteChosen {
-            router,
-            route,
-            reason,
-        } => println!("    ⇢ {router} chose {route} ({reason:?})"),
-        RunEvent::ToolCallRequested {
-            call_id,
-            tool,
-            arguments,
-            ..
-        } => println!("    → {call_id} {tool} {arguments}"),
-        RunEvent::ToolCallDecision {
-            call_id, decision, ..
-        } => match decision {
-            CallDecision::Allowed => println!("      ✔ {call_id} allowed"),
-            CallDecision::RepliedToModel {
-                interceptor,
-                message,
-            } => println!("      ↩ {call_id} reply_to_model by {interceptor}: {message}"),
-            CallDecision::Blocked {
-                interceptor,
-                reason,
-            } => println!("      ✖ {call_id} BLOCKED by {interceptor}: {reason}"),
-            CallDecision::AwaitingApproval { channel } => {
-                println!("      ⏸ {call_id} allowed by every guard, waits for {channel}")
-            }
-            other => println!("      ? {call_id} {other:?}"),
-        },
-        RunEvent::ToolResult {
-            call_id, content, ..
-        } => println!("      = {call_id} {content}"),
-        RunEvent::ToolError { call_id, error, .. } => println!("      ! {call_id} {error}"),
-        RunEvent::ToolCallCancelled { call_id, .. } => println!("      ⨯ {call_id} cancelled"),
-        RunEvent::ApprovalRequested { ticket, notified } => println!(
-            "      ⚑ ticket {} stored, {}",
-            ticket.id,
-            match notified {
-                Ok(()) => format!("{} told", ticket.channel),
-                Err(e) => format!(
-                    "{} NOT told ({e}); the ticket stays pending",
-                    ticket.channel
-                ),
-            }
-        ),
-        RunEvent::GuardrailVerdict {
-            step,
-            guardrail,
-            boundary,
-            verdict,
-            ..
-        } if *verdict != "pass" => println!("    ⛨ {step}: {boundary} {verdict} by {guardrail}"),
-        RunEvent::GuardrailVerdict { .. } => {}
-        RunEvent::FinalAnswer { step, text } => println!("    ✎ {step}: {text}"),
-        RunEvent::StepFinished {
-            step,
-            kind,
-            outcome,
-        } => match outcome {
-            StepOutcome::Succeeded => println!("  ■ {kind} {step} done"),
-            StepOutcome::Failed { error } => println!("  ■ {kind} {step} FAILED: {error}"),
-            StepOutcome::Recovered { error } => {
-                println!("  ■ {kind} {step} recovered by on_error (was: {error})")
-            }
-            other => println!("  ■ {kind} {step} {other:?}"),
-        },
-        RunEvent::Completed(out) => println!(
-            "completed: {:?} ({} model turns, {} tool calls)",
-            out.text, out.model_turns, out.tool_calls
-        ),
-        other => println!("    {other:?}"),
-    }
-}
-
 /// Streams one run, printing its events; returns how it ended.
 async fn run_turn(
     app: &App,
@@ -204,22 +115,11 @@ async fn run_turn(
     ctx: RunContext,
 ) -> Result<RunOutput, RunError> {
     println!("\n== customer (tenant acme): {request}");
-    let mut events = app.stream(target, request, ctx);
-    while let Some(item) = events.next().await {
-        match item {
-            Ok(RunEvent::Completed(out)) => {
-                print_event(&RunEvent::Completed(out.clone()));
-                return Ok(out);
-            }
-            Ok(event) => print_event(&event),
-            Err(err) => return Err(err),
-        }
-    }
-    unreachable!("a run stream ends with Completed or an error")
+    app.stream(target, request, ctx).print().await
 }
 
 fn print_ticket(ticket: &Ticket) {
-    println!("  ticket      {} ({:?})", ticket.id, ticket.state);
+    println!("  ticket      {} ({})", ticket.id, ticket.state.as_str());
     println!(
         "  call        {} of {} in run {}",
         ticket.call_id, ticket.tool, ticket.run_id
@@ -244,10 +144,12 @@ fn print_thread(messages: &[agboss_core::store::ThreadMessage]) {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let app = App::builder()
-        .application::<SupportDeskApplication>()
-        .build()?;
-    println!("{}", app.describe());
+    if std::env::args().any(|a| a == "--describe") {
+        let app = App::builder()
+            .application::<SupportDeskApplication>()
+            .build()?;
+        println!("{}", app.describe());
+    }
 
     // The conversation: a real endpoint when configured, else the embedded script.
     let model: SharedChatModel = if std::env::var_os("AGBOSS_OPENAI_API_KEY").is_some() {
@@ -299,7 +201,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             manager_step(&app, &thread.id, ctx).await?;
         }
-        Ok(out) => println!("(turn 1 needed no approval: {:?})", out.text),
+        Ok(out) => println!("(turn 1 needed no approval: {out})"),
         Err(err) => return Err(err.into()),
     }
 
@@ -366,6 +268,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         messages.len()
     );
     print_thread(&messages);
+    if !std::env::args().any(|a| a == "--describe") {
+        println!(
+            "\n(`cargo run --example support_desk -- --describe` prints the resolved cascade first)"
+        );
+    }
     drop(app);
     if temporary {
         for suffix in ["", "-wal", "-shm"] {
@@ -412,12 +319,12 @@ async fn manager_step(
         .resume(thread_id, Decision::approve(&ticket.id).by(manager), ctx())
         .await?;
     println!(
-        "  run {} completed: {:?} ({} journaled steps read back, {} model turns, {} tool calls)",
-        out.run_id, out.text, out.replayed_steps, out.model_turns, out.tool_calls
+        "  run {} completed: {out} ({} journaled steps read back)",
+        out.run_id, out.replayed_steps
     );
     let store = app.store().expect("the demo has a store");
     let done = store.ticket("acme", &ticket.id).await?;
-    println!("  ticket {} is {:?}", done.id, done.state);
+    println!("  ticket {} is {}", done.id, done.state.as_str());
     let messages = app.threads("acme").messages(thread_id).await?;
     println!("  the thread now ({} messages):", messages.len());
     print_thread(&messages);

@@ -22,7 +22,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             order_id: "ACME-42".into(),
         })
         .await?;
-    println!("   {record:?}");
+    println!("   {}", serde_json::to_string(&record)?);
 
     println!("\n== 2. tenant acme asks for OTHER-99, as a model would (JSON arguments)");
     let outcome = app

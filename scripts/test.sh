@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# The whole test suite, PostgreSQL backend included: starts a throwaway PostgreSQL 15
-# (scripts/pg.sh), runs `cargo test --workspace "$@"` against it, and stops it on exit (also
-# when the tests fail or are interrupted). Exits with cargo's status.
+# The whole test suite, PostgreSQL backend and provider tests included: starts a throwaway
+# PostgreSQL 15 (scripts/pg.sh) and fakellm, the mock OpenAI/Anthropic server
+# (scripts/fakellm.sh, installed into a virtual environment on first use), runs
+# `cargo test --workspace "$@"` against them, and stops both on exit (also when the tests fail
+# or are interrupted). Exits with cargo's status.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 # A state file of this run's own: another run's server is not this one's.
 export AGBOSS_PG_STATE="${AGBOSS_PG_STATE:-$ROOT/target/pg-test/state.$$}"
+export AGBOSS_FAKELLM_STATE="${AGBOSS_FAKELLM_STATE:-$ROOT/target/fakellm/state.$$}"
 
-cleanup() { bash "$ROOT/scripts/pg.sh" stop || true; }
+cleanup() {
+    bash "$ROOT/scripts/fakellm.sh" stop || true
+    bash "$ROOT/scripts/pg.sh" stop || true
+}
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -21,6 +27,14 @@ eval "$exports"
     exit 1
 }
 echo "test.sh: AGBOSS_TEST_POSTGRES_URL=$AGBOSS_TEST_POSTGRES_URL" >&2
+
+exports="$(bash "$ROOT/scripts/fakellm.sh" start)"
+eval "$exports"
+[[ -n ${AGBOSS_TEST_FAKELLM_URL:-} ]] || {
+    echo "test.sh: scripts/fakellm.sh start gave no AGBOSS_TEST_FAKELLM_URL" >&2
+    exit 1
+}
+echo "test.sh: AGBOSS_TEST_FAKELLM_URL=$AGBOSS_TEST_FAKELLM_URL" >&2
 
 status=0
 cargo test --workspace "$@" || status=$?

@@ -151,3 +151,13 @@ async fn the_workflow_guard_applies_below_the_workflow_except_where_excluded() {
     assert!(direct.is_ok(), "{direct:?}");
     let _ = Arc::clone(app.services().get::<SupportClock>().as_ref().unwrap());
 }
+
+#[test]
+fn no_warning_about_components_of_another_module_of_the_binary() {
+    // This binary also holds `tenant_order`'s `get-order-tool` and `TenantOrderToolInterceptor`
+    // (the same crate, another module): they are not the support desk's, so nothing is said
+    // about them; the support desk itself reaches every component it declares.
+    let app = app();
+    let warnings: Vec<String> = app.warnings().iter().map(ToString::to_string).collect();
+    assert!(warnings.is_empty(), "{warnings:?}");
+}

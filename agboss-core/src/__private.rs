@@ -21,7 +21,7 @@ pub use crate::contract::interceptor::{
     ErasedInterceptor, InterceptorMeta, ToolInterceptor, TypedInterceptor,
 };
 pub use crate::contract::pii_policy::{PiiPolicy, PiiPolicyMeta, custom_detector};
-pub use crate::contract::registry::Registration;
+pub use crate::contract::registry::{Registered, Registration};
 pub use crate::contract::tool::{Tool, ToolHandler, ToolMeta};
 pub use crate::contract::workflow::{Application, ApplicationMeta, Workflow, WorkflowMeta};
 pub use crate::di::{

@@ -22,7 +22,7 @@
 //! | 3 | [`cascade`] | scopes resolved into chains, once per app; `describe()` |
 //! | 2 | [`pipeline`] | one guarded call on a chain; rendering; the observation policy |
 //! | 1 | [`contract`] | the traits users implement, the metas macros generate, the registry, the chain and the outcome |
-//! | leaves | [`di`], [`dto`], [`error`], [`model`], [`pii`] | dependency injection, DTOs, errors, model providers, PII detectors |
+//! | leaves | [`di`], [`dto`], [`error`], [`model`], [`pii`], [`telemetry`] | dependency injection, DTOs, errors, model providers, PII detectors, span conventions |
 //!
 //! ```
 //! use agboss_core::{tool, tool_interceptor, App, BeforeToolCall, InterceptorError, ToolCallContext,
@@ -75,6 +75,7 @@ pub mod model;
 pub mod pii;
 pub mod pipeline;
 pub mod store;
+pub mod telemetry;
 
 #[doc(hidden)]
 pub mod __private;

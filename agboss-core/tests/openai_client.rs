@@ -837,6 +837,9 @@ async fn retries_are_logged_without_the_api_key() {
         .with_writer(move || writer.clone())
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
+    // A callsite another test's thread registered first may have cached an interest computed
+    // without this thread's subscriber: recompute it now that the subscriber is in place.
+    tracing::callsite::rebuild_interest_cache();
 
     let server = MockServer::start(vec![
         Reply::raw(500, "boom"),
@@ -849,4 +852,45 @@ async fn retries_are_logged_without_the_api_key() {
     assert!(logs.contains("sending chat completion request"), "{logs}");
     assert!(logs.contains("retrying chat completion"), "{logs}");
     assert!(!logs.contains(KEY), "API key leaked into logs:\n{logs}");
+}
+
+#[tokio::test]
+async fn keyless_and_not_streamed_when_switched_off() {
+    let server = MockServer::start(vec![Reply::json(200, text_completion("plain"))]).await;
+    let model = OpenAiCompatibleModel::from_lookup(|name| match name {
+        "AGBOSS_OPENAI_BASE_URL" => Some(server.base_url()),
+        "AGBOSS_OPENAI_STREAM" => Some("false".into()),
+        _ => None,
+    })
+    .expect("a base URL without a key is a local server");
+    assert!(!model.is_streaming());
+    let response = collect_stream(model.stream(&hello()).await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.message.content.as_deref(), Some("plain"));
+    let requests = server.requests().await;
+    assert_eq!(requests[0].header("authorization"), None, "no key sent");
+    assert_eq!(requests[0].json().get("stream"), None, "a plain request");
+}
+
+#[tokio::test]
+async fn a_rate_limit_says_the_servers_message() {
+    let server = MockServer::start(vec![
+        Reply::json(
+            429,
+            json!({"error": {"message": "Too many tokens per minute", "type": "tokens"}}),
+        )
+        .with_header("Retry-After", "0"),
+    ])
+    .await;
+    let once = OpenAiCompatibleModel::builder()
+        .base_url(server.base_url())
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let err = once.complete(&hello()).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "model provider rate limit hit: Too many tokens per minute (retry after 0.0 s)"
+    );
 }

@@ -469,7 +469,17 @@ where
         let span = ctx.span(id).unwrap();
         let ext = span.extensions();
         let mut map = ext.get::<Fields>().unwrap().0.lock().unwrap();
-        values.record(&mut Visit(&mut map));
+        // How often each field is recorded (`name#`): a `fmt` subscriber prints every record.
+        let mut recorded = HashMap::new();
+        values.record(&mut Visit(&mut recorded));
+        for (k, v) in recorded {
+            let n = map
+                .get(&format!("{k}#"))
+                .map_or(0, |n| n.parse::<u32>().unwrap())
+                + 1;
+            map.insert(format!("{k}#"), n.to_string());
+            map.insert(k, v);
+        }
     }
     fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
         let mut map = HashMap::new();
@@ -509,26 +519,38 @@ fn every_tool_call_has_a_span_with_its_decision_and_outcome() {
     let span = |id: &str| {
         spans
             .iter()
-            .find(|s| s["name"] == "tool_call" && s.get("call_id").map(String::as_str) == Some(id))
+            .find(|s| {
+                s["name"] == "execute_tool"
+                    && s.get("gen_ai.tool.call.id").map(String::as_str) == Some(id)
+            })
             .unwrap_or_else(|| panic!("no span for {id}: {spans:?}"))
             .clone()
     };
     let ok = span("ok-1");
-    assert_eq!(ok["tool"], "pp-echo-tool");
+    assert_eq!(ok["gen_ai.tool.name"], "pp-echo-tool");
+    assert_eq!(ok["otel.name"], "execute_tool pp-echo-tool");
     assert_eq!(
-        ok["path"],
+        ok["agboss.path"],
         "pp-care-application/pp-care-workflow/pp-support-agent"
     );
-    assert_eq!(ok["decision"], "allow");
-    assert_eq!(ok["outcome"], "ok");
-    assert_eq!(ok["truncated"], "false");
-    assert_eq!(ok["pii_masked"], "1");
-    assert!(ok.contains_key("duration_us"));
+    assert_eq!(ok["agboss.decision"], "allowed");
+    assert!(!ok.contains_key("agboss.interceptor"));
+    assert_eq!(ok["agboss.outcome"], "ok");
+    assert_eq!(ok["agboss.truncated"], "false");
+    assert_eq!(ok["agboss.pii_masked"], "1");
+    assert!(ok.contains_key("agboss.duration_us"));
     let reply = span("reply-1");
-    assert_eq!(reply["decision"], "reply_to_model");
-    assert_eq!(reply["outcome"], "reply_to_model");
-    assert_eq!(span("bad-1")["outcome"], "invalid_input");
-    assert_eq!(span("fail-1")["outcome"], "tool_error");
+    assert_eq!(reply["agboss.decision"], "replied_to_model");
+    assert_eq!(reply["agboss.interceptor"], "pp-reply-tool-interceptor");
+    assert_eq!(reply["agboss.outcome"], "reply_to_model");
+    // One decision per span, recorded once (a `fmt` subscriber prints each record).
+    for s in [&ok, &reply] {
+        assert_eq!(s["agboss.decision#"], "1", "{s:?}");
+    }
+    assert_eq!(span("bad-1")["agboss.decision"], "rejected");
+    assert_eq!(span("bad-1")["agboss.outcome"], "invalid_input");
+    assert_eq!(span("bad-1")["error.type"], "invalid_input");
+    assert_eq!(span("fail-1")["agboss.outcome"], "tool_error");
     // One event per interceptor decision.
     let events = captured.events.lock().unwrap();
     let decisions: Vec<&str> = events

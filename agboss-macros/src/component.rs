@@ -170,7 +170,10 @@ pub fn register(
                 #impl_items
             }
             #p::inventory::submit! {
-                #p::Registration::#variant(<#ident as #p::#tr>::META)
+                #p::Registered {
+                    component: #p::Registration::#variant(<#ident as #p::#tr>::META),
+                    module: ::core::module_path!(),
+                }
             }
         };
     }

@@ -374,6 +374,16 @@ impl ScriptedModel {
 }
 
 impl ChatModel for ScriptedModel {
+    /// `"scripted"` (the `gen_ai.request.model` of its `chat` spans).
+    fn model_name(&self) -> &str {
+        "scripted"
+    }
+
+    /// `"agboss.scripted"`.
+    fn provider_name(&self) -> &'static str {
+        "agboss.scripted"
+    }
+
     async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
         self.hang_if_exhausted(req).await;
         self.serve(req)

@@ -69,7 +69,9 @@ pub enum BuildWarning {
         /// Where.
         at: ScopeRef,
     },
-    /// A registered component that no path of the application reaches.
+    /// A component declared in the `#[application]`'s module (or a module below it) that no
+    /// path of the application reaches. Components declared elsewhere in the binary (another
+    /// app's, an example's, a test's) are not the application's and are not reported.
     Unreachable {
         /// tool, agent, router or workflow.
         kind: &'static str,

@@ -189,9 +189,15 @@ impl Blueprint {
                 });
             }
         }
-        if self.application.is_some() {
+        if let Some(application) = self.application {
             // Sets: every registration is looked up (linear in registrations + reached names).
+            use crate::contract::registry::{Registration as R, all_with_modules, module_within};
             use std::collections::HashSet;
+            // Only the components declared in the application's module (or below it) are
+            // its own: a binary may hold other apps' components (examples, tests).
+            let scope = all_with_modules()
+                .find(|r| matches!(r.component, R::Application(m) if m.name == application.name))
+                .map(|r| r.module);
             let reached_agents: HashSet<&str> =
                 pending_agents.iter().map(|a| a.meta.name).collect();
             let reached_routers: HashSet<&str> =
@@ -199,8 +205,11 @@ impl Blueprint {
             let reached_workflows: HashSet<&str> =
                 pending_workflows.iter().map(|w| w.meta.name).collect();
             let reached_tools: HashSet<&str> = all_tools.iter().map(|t| t.name).collect();
-            for reg in crate::contract::registry::all() {
-                let (kind, name, reached) = match reg {
+            for registered in all_with_modules() {
+                if scope.is_some_and(|scope| !module_within(registered.module, scope)) {
+                    continue;
+                }
+                let (kind, name, reached) = match &registered.component {
                     Registration::Agent(m) => ("agent", m.name, reached_agents.contains(m.name)),
                     Registration::Router(m) => ("router", m.name, reached_routers.contains(m.name)),
                     Registration::Workflow(m) => {

@@ -22,6 +22,8 @@
 //! assert!(matches!(failed.decision(), CallDecision::GuardFailed { .. }));
 //! assert!(failed.into_result().is_err());
 //! ```
+use std::fmt;
+
 use crate::error::{BlockKind, ToolBlockedError, ToolCallError};
 
 /// A tool's output as the text a model reads: serialized, truncated to `max_result_size`, masked.
@@ -89,6 +91,40 @@ impl CallDecision {
             Self::GuardFailed { .. } => "guard_failed",
             Self::Rejected { .. } => "rejected",
             Self::AwaitingApproval { .. } => "awaiting_approval",
+        }
+    }
+}
+
+impl fmt::Display for CallDecision {
+    /// `allowed`, `replied to the model by I: message`, `blocked by I: reason`, …
+    ///
+    /// ```
+    /// use agboss_core::CallDecision;
+    /// let replied = CallDecision::RepliedToModel {
+    ///     interceptor: "tenant-order-tool-interceptor".into(),
+    ///     message: "Ask for the order id".into(),
+    /// };
+    /// assert_eq!(
+    ///     replied.to_string(),
+    ///     "replied to the model by tenant-order-tool-interceptor: Ask for the order id"
+    /// );
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Allowed => f.write_str("allowed"),
+            Self::RepliedToModel {
+                interceptor,
+                message,
+            } => write!(f, "replied to the model by {interceptor}: {message}"),
+            Self::Blocked {
+                interceptor,
+                reason,
+            } => write!(f, "BLOCKED by {interceptor}: {reason}"),
+            Self::GuardFailed { error } => write!(f, "guard FAILED (fail closed): {error}"),
+            Self::Rejected { reason } => write!(f, "rejected: {reason}"),
+            Self::AwaitingApproval { channel } => {
+                write!(f, "allowed by every guard, waits for approval by {channel}")
+            }
         }
     }
 }

@@ -40,7 +40,19 @@ pub enum Registration {
     OutputGuardrail(&'static GuardrailMeta),
 }
 
-inventory::collect!(Registration);
+/// A [`Registration`] with the module its macro was expanded in (`module_path!()`), which
+/// scopes [`BuildWarning::Unreachable`](crate::BuildWarning::Unreachable) to the components of
+/// the application being built.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Registered {
+    /// The component.
+    pub component: Registration,
+    /// Where it was declared.
+    pub module: &'static str,
+}
+
+inventory::collect!(Registered);
 
 impl Registration {
     /// The kind, as in rule messages: `tool`, `tool-interceptor`, `injectable`.
@@ -108,7 +120,21 @@ impl Registration {
 
 /// Every component registered in this binary.
 pub fn all() -> impl Iterator<Item = &'static Registration> {
-    inventory::iter::<Registration>.into_iter()
+    inventory::iter::<Registered>
+        .into_iter()
+        .map(|r| &r.component)
+}
+
+/// Every registration with the module it was declared in.
+pub(crate) fn all_with_modules() -> impl Iterator<Item = &'static Registered> {
+    inventory::iter::<Registered>.into_iter()
+}
+
+/// Whether `module` is `scope` or one of its descendants (`a::b` is in `a`, `ab` is not).
+pub(crate) fn module_within(module: &str, scope: &str) -> bool {
+    module
+        .strip_prefix(scope)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
 }
 
 /// A registered tool by name.

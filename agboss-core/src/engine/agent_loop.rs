@@ -2,12 +2,14 @@
 //! agent's callback stack, every outcome read by the one observation policy
 //! ([`crate::pipeline::observe`]).
 use futures::StreamExt as _;
+use tracing::Instrument as _;
 
 use super::approval::{Attempt, Called, Slot};
 use super::events::{RunEvent, StepKind, StepOutcome};
 use super::guardrails::{Checked, OutputGate};
 use super::journal::{ToolReplay, tool_key};
 use super::run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, Engine, RunError, Stats};
+use super::telemetry;
 use crate::callback::stack::agent_stack;
 use crate::callback::{SharedToolCallback, ToolInvocation};
 use crate::cascade::{GuardrailChain, GuardrailEntry, ResolvedAgent};
@@ -44,7 +46,16 @@ impl Engine {
             kind: StepKind::Agent,
             input: input.clone(),
         });
-        let result = self.agent_loop(agent, checked, input, stats).await;
+        // The run's own agent is traced by the run's span; a routed or workflow agent gets one.
+        let span = if name == self.target_name {
+            tracing::Span::none()
+        } else {
+            telemetry::agent_span(name)
+        };
+        let result = self
+            .agent_loop(agent, checked, input, stats)
+            .instrument(span)
+            .await;
         self.emit(|| RunEvent::StepFinished {
             step: name.to_string(),
             kind: StepKind::Agent,
@@ -134,6 +145,12 @@ impl Engine {
             .or(meta.max_parallel_tool_calls)
             .unwrap_or(DEFAULT_MAX_PARALLEL_TOOL_CALLS)
             .max(1);
+        // What a `chat` span records of this agent's turns is masked by its tools' policies.
+        let mask = |text: &str| {
+            callbacks
+                .iter()
+                .fold(text.to_string(), |t, c| c.mask_for_model(&t).into_owned())
+        };
         let mode = self
             .ctx
             .output_streaming
@@ -148,6 +165,7 @@ impl Engine {
                         &mut req,
                         stats,
                         &parallel_guards,
+                        &mask,
                         &mut gate,
                     )
                     .await?
@@ -156,7 +174,7 @@ impl Engine {
                     FirstTurn::Respond(answer) => return self.final_answer(meta.name, answer),
                 }
             } else {
-                self.call_model(meta.name, &model, &req, stats, true, &mut gate)
+                self.call_model(meta.name, &model, &req, stats, true, Some(&mask), &mut gate)
                     .await?
             };
             let message = response.message;
@@ -217,6 +235,7 @@ impl Engine {
         req: &mut ModelRequest,
         stats: &mut Stats,
         guards: &[&GuardrailEntry],
+        mask: super::telemetry::ContentMask<'_>,
         gate: &mut OutputGate,
     ) -> Result<FirstTurn, RunError> {
         let input = match req.messages.last() {
@@ -245,7 +264,9 @@ impl Engine {
                         set_last_user(req, text);
                     }
                     let (turn, response) =
-                        self.call_model(step, model, req, stats, true, gate).await?;
+                        self
+                        .call_model(step, model, req, stats, true, Some(mask), gate)
+                        .await?;
                     Ok(FirstTurn::Ran(turn, response))
                 }
             };
@@ -262,7 +283,7 @@ impl Engine {
                 input.clone(),
                 TextScope::Whole,
             );
-            let live = self.call_model_live(step, model, req, &mut turn_stats, &mut held);
+            let live = self.call_model_live(step, model, req, &mut turn_stats, Some(mask), &mut held);
             tokio::pin!(check, live);
             verdict = loop {
                 tokio::select! {
@@ -280,7 +301,9 @@ impl Engine {
             Checked::Go(text) if text != input => {
                 // The model read the input before its rewrite: its work is discarded.
                 set_last_user(req, text);
-                let (turn, response) = self.call_model(step, model, req, stats, true, gate).await?;
+                let (turn, response) = self
+                        .call_model(step, model, req, stats, true, Some(mask), gate)
+                        .await?;
                 Ok(FirstTurn::Ran(turn, response))
             }
             Checked::Go(_) => {

@@ -53,8 +53,10 @@ pub mod events;
 mod guardrails;
 pub(crate) mod in_doubt;
 pub(crate) mod journal;
+mod pretty;
 mod router;
 pub mod run;
+mod telemetry;
 mod tool_step;
 pub mod workflow;
 

@@ -200,6 +200,7 @@ impl Engine {
                 &req,
                 stats,
                 false,
+                None,
                 &mut OutputGate::open(),
             )
             .await

@@ -8,12 +8,14 @@ use std::task::{Context, Poll};
 use futures::future::BoxFuture;
 use futures::{FutureExt as _, Stream, StreamExt as _};
 use tokio::sync::mpsc;
+use tracing::Instrument as _;
 
 use super::Runtime;
 use super::context::{RunContext, Target, TargetKind};
 use super::events::RunEvent;
 use super::guardrails::OutputGate;
 use super::journal::{RunJournal, request_digest};
+use super::telemetry::{self, ContentMask};
 use super::workflow::Flow;
 use crate::callback::SharedToolCallback;
 use crate::callback::stack::stack;
@@ -287,6 +289,8 @@ pub(crate) struct Engine {
     /// The blocking input guardrails of the run's target already ran (before the run was
     /// stored, see [`Engine::precheck_input`]).
     pub(crate) input_checked: bool,
+    /// The run's target (its agent has no step span of its own: the run's span is its).
+    pub(crate) target_name: String,
 }
 
 impl Engine {
@@ -310,6 +314,7 @@ impl Engine {
             run_id,
             journal: None,
             input_checked: false,
+            target_name: String::new(),
         }
     }
 
@@ -331,11 +336,37 @@ impl Engine {
         stack(&self.rt.listeners, agent, scopes, base, &self.ctx.layers)
     }
 
+    /// Runs `target` in its run span (see [`telemetry`]).
     pub(crate) async fn run(
         mut self,
         target: Target,
         input: String,
     ) -> Result<RunOutput, RunError> {
+        let workflow = match &target.0 {
+            TargetKind::Workflow { .. } | TargetKind::WorkflowDefault(_) => true,
+            TargetKind::Named(name) => {
+                self.rt.agent_by_name(name).is_none()
+                    && self.rt.router_by_name(name).is_none()
+                    && self.rt.workflow_by_name(name).is_some()
+            }
+            TargetKind::Agent(_) | TargetKind::Router(_) => false,
+        };
+        self.target_name = target.name().to_string();
+        let span = telemetry::run_span(
+            workflow,
+            &self.target_name,
+            &self.run_id,
+            self.ctx.thread.as_deref(),
+        );
+        let result = self
+            .run_untraced(target, input)
+            .instrument(span.clone())
+            .await;
+        telemetry::finish_run(&span, &result);
+        result
+    }
+
+    async fn run_untraced(mut self, target: Target, input: String) -> Result<RunOutput, RunError> {
         let target_name = target.name().to_string();
         self.emit(|| RunEvent::RunStarted {
             run_id: self.run_id.clone(),
@@ -485,9 +516,10 @@ impl Engine {
 
     /// One model call, journaled: read back from the journal of a resumed run, else made and
     /// recorded before the run goes on (`visible` turns are appended to the run's thread; with
-    /// `hide_final`, a final answer is not: the run appends the answer its output guardrails
-    /// let through). Text deltas go through `gate`. Returns the turn number (what the turn's
-    /// tool call keys use) and the response.
+    /// a closed `gate`, a final answer is not: the run appends the answer its output guardrails
+    /// let through). Text deltas go through `gate`; `mask` masks the content a `chat` span
+    /// records (none without it). Returns the turn number (what the turn's tool call keys use)
+    /// and the response.
     pub(crate) async fn call_model(
         &self,
         step: &str,
@@ -495,13 +527,15 @@ impl Engine {
         req: &ModelRequest,
         stats: &mut Stats,
         visible: bool,
+        mask: Option<ContentMask<'_>>,
         gate: &mut OutputGate,
     ) -> Result<(u32, ModelResponse), RunError> {
         let Some(journal) = &self.journal else {
             let turn = stats.model_turns;
             return Ok((
                 turn,
-                self.call_model_live(step, model, req, stats, gate).await?,
+                self.call_model_live(step, model, req, stats, mask, gate)
+                    .await?,
             ));
         };
         let turn = journal.next_model_turn();
@@ -523,7 +557,8 @@ impl Engine {
             };
             return Ok((turn, response));
         }
-        let response = self.call_model_live(step, model, req, stats, gate).await?;
+        let response = self.call_model_live(step, model, req, stats, mask, gate)
+            .await?;
         self.record_model(step, turn, digest, &response, visible, hide_final)
             .await?;
         Ok((turn, response))
@@ -555,40 +590,33 @@ impl Engine {
             .await
     }
 
-    /// One model call, streamed: text deltas go through `gate`; returns the assembled
-    /// response.
+    /// One model call, streamed, in its `chat` span: text deltas go through `gate`; returns
+    /// the assembled response.
     pub(crate) async fn call_model_live(
         &self,
         step: &str,
         model: &SharedChatModel,
         req: &ModelRequest,
         stats: &mut Stats,
+        mask: Option<ContentMask<'_>>,
         gate: &mut OutputGate,
     ) -> Result<ModelResponse, RunError> {
+        let span = telemetry::chat_span(step, model, req, mask);
         let model_err = |source: ModelError| RunError::Model {
             step: step.to_string(),
             source,
         };
         let response = self
-            .or_cancel(async {
-                let mut stream = model.stream_boxed(req).await.map_err(model_err)?;
-                let mut response = None;
-                while let Some(event) = stream.next().await {
-                    match event.map_err(model_err)? {
-                        ModelStreamEvent::TextDelta { delta } => {
-                            self.gate_delta(step, gate, delta).await?;
-                        }
-                        ModelStreamEvent::Finished(r) => response = Some(r),
-                        _ => {}
-                    }
+            .or_cancel(
+                async {
+                    let response = self.stream_turn(step, model, req, gate).await?;
+                    telemetry::finish_chat(&span, &response, mask);
+                    Ok::<_, RunError>(response)
                 }
-                response.ok_or_else(|| {
-                    model_err(ModelError::StreamTruncated {
-                        detail: "stream ended without a Finished event".to_string(),
-                    })
-                })
-            })
-            .await??;
+                .instrument(span.clone()),
+            )
+            .await??
+            .map_err(model_err)?;
         stats.model_turns += 1;
         stats.usage += response.usage;
         if response.usage != Usage::default() {
@@ -603,5 +631,34 @@ impl Engine {
     /// True when someone reads the run's events (`stream`), false for `execute`.
     pub(crate) fn listening(&self) -> bool {
         self.sink.is_some()
+    }
+
+    /// Reads one streamed model answer: text deltas go through `gate`. The outer error is the
+    /// gate's (a window an output guardrail stopped), the inner one the model's.
+    async fn stream_turn(
+        &self,
+        step: &str,
+        model: &SharedChatModel,
+        req: &ModelRequest,
+        gate: &mut OutputGate,
+    ) -> Result<Result<ModelResponse, ModelError>, RunError> {
+        let mut stream = match model.stream_boxed(req).await {
+            Ok(stream) => stream,
+            Err(err) => return Ok(Err(err)),
+        };
+        let mut response = None;
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(ModelStreamEvent::TextDelta { delta }) => {
+                    self.gate_delta(step, gate, delta).await?;
+                }
+                Ok(ModelStreamEvent::Finished(r)) => response = Some(r),
+                Ok(_) => {}
+                Err(err) => return Ok(Err(err)),
+            }
+        }
+        Ok(response.ok_or_else(|| ModelError::StreamTruncated {
+            detail: "stream ended without a Finished event".to_string(),
+        }))
     }
 }

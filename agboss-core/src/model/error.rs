@@ -23,11 +23,16 @@ pub enum ModelError {
         body: String,
     },
     /// The provider answered 429 Too Many Requests (after all retries).
-    #[error("model provider rate limit hit{}", fmt_retry_after(.retry_after))]
+    #[error(
+        "model provider rate limit hit{}{}",
+        fmt_message(.message),
+        fmt_retry_after(.retry_after)
+    )]
     RateLimited {
         /// The delay the provider asked for (`Retry-After`), when given.
         retry_after: Option<Duration>,
-        /// `error.message` of the provider's error body, when present.
+        /// `error.message` of the provider's error body (or the raw body when it has none),
+        /// when present; part of the error's `Display`.
         message: Option<String>,
     },
     /// The request or the stream did not progress within the configured timeout.
@@ -94,8 +99,15 @@ pub enum ModelError {
 
 fn fmt_retry_after(retry_after: &Option<Duration>) -> String {
     match retry_after {
-        Some(d) => format!(" (retry after {d:?})"),
+        Some(d) => format!(" (retry after {:.1} s)", d.as_secs_f64()),
         None => String::new(),
+    }
+}
+
+fn fmt_message(message: &Option<String>) -> String {
+    match message {
+        Some(m) if !m.is_empty() => format!(": {m}"),
+        _ => String::new(),
     }
 }
 

@@ -9,7 +9,10 @@
 //!   twin [`DynChatModel`] (for storing models behind `Arc<dyn DynChatModel>`);
 //! * [`ModelError`], the typed error of every model call;
 //! * [`OpenAiCompatibleModel`], a client of OpenAI's Chat Completions wire format that
-//!   also speaks to compatible servers (vLLM, Ollama, LiteLLM, …).
+//!   also speaks to compatible servers (vLLM, Ollama, LiteLLM, …);
+//! * [`AnthropicModel`], a client of Anthropic's Messages API. Both share one HTTP core:
+//!   retries with jittered backoff and `Retry-After`, timeouts, bounded SSE streams, typed
+//!   errors carrying the server's message, keyless local servers, streaming on or off.
 //!
 //! Tests use `agboss_testing::ScriptedModel`, a [`ChatModel`] that plays scripted turns.
 //!
@@ -32,7 +35,9 @@
 //! # });
 //! ```
 
+mod anthropic;
 mod error;
+pub(crate) mod http;
 mod openai;
 pub(crate) mod sse;
 pub use sse::StreamLimits;
@@ -45,6 +50,10 @@ use std::sync::Arc;
 
 use futures::Stream;
 
+pub use anthropic::{
+    ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL, ANTHROPIC_VERSION,
+    AnthropicModel, AnthropicModelBuilder,
+};
 pub use error::ModelError;
 pub use openai::{
     DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiCompatibleModel, OpenAiCompatibleModelBuilder,
@@ -91,6 +100,18 @@ pub trait ChatModel: Send + Sync {
             Ok(stream_from_response(response, 0))
         }
     }
+
+    /// The model name requests ask for (`gen_ai.request.model` on `chat` spans); empty when
+    /// unknown (the default).
+    fn model_name(&self) -> &str {
+        ""
+    }
+
+    /// The provider, as the OpenTelemetry GenAI conventions name it (`gen_ai.provider.name`:
+    /// `"openai"`, `"anthropic"`, …); empty when unknown (the default).
+    fn provider_name(&self) -> &'static str {
+        ""
+    }
 }
 
 /// The dyn-compatible twin of [`ChatModel`], with boxed futures.
@@ -108,6 +129,12 @@ pub trait DynChatModel: Send + Sync {
         &'a self,
         req: &'a ModelRequest,
     ) -> BoxFuture<'a, Result<ModelStream, ModelError>>;
+
+    /// [`ChatModel::model_name`].
+    fn dyn_model_name(&self) -> &str;
+
+    /// [`ChatModel::provider_name`].
+    fn dyn_provider_name(&self) -> &'static str;
 }
 
 impl<M: ChatModel> DynChatModel for M {
@@ -124,6 +151,14 @@ impl<M: ChatModel> DynChatModel for M {
     ) -> BoxFuture<'a, Result<ModelStream, ModelError>> {
         Box::pin(self.stream(req))
     }
+
+    fn dyn_model_name(&self) -> &str {
+        self.model_name()
+    }
+
+    fn dyn_provider_name(&self) -> &'static str {
+        self.provider_name()
+    }
 }
 
 impl ChatModel for Arc<dyn DynChatModel> {
@@ -134,6 +169,13 @@ impl ChatModel for Arc<dyn DynChatModel> {
     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
         (**self).stream_boxed(req).await
     }
+    fn model_name(&self) -> &str {
+        (**self).dyn_model_name()
+    }
+
+    fn provider_name(&self) -> &'static str {
+        (**self).dyn_provider_name()
+    }
 }
 
 impl ChatModel for Box<dyn DynChatModel> {
@@ -143,6 +185,13 @@ impl ChatModel for Box<dyn DynChatModel> {
 
     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
         (**self).stream_boxed(req).await
+    }
+    fn model_name(&self) -> &str {
+        (**self).dyn_model_name()
+    }
+
+    fn provider_name(&self) -> &'static str {
+        (**self).dyn_provider_name()
     }
 }
 
@@ -160,6 +209,14 @@ impl<M: ChatModel> ChatModel for Arc<M> {
     ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
         (**self).stream(req)
     }
+
+    fn model_name(&self) -> &str {
+        (**self).model_name()
+    }
+
+    fn provider_name(&self) -> &'static str {
+        (**self).provider_name()
+    }
 }
 
 impl<M: ChatModel> ChatModel for &M {
@@ -175,5 +232,13 @@ impl<M: ChatModel> ChatModel for &M {
         req: &ModelRequest,
     ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
         (**self).stream(req)
+    }
+
+    fn model_name(&self) -> &str {
+        (**self).model_name()
+    }
+
+    fn provider_name(&self) -> &'static str {
+        (**self).provider_name()
     }
 }

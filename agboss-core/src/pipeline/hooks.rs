@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use futures::FutureExt as _;
 
-use super::trace::record_decision;
 use crate::contract::chain::Link;
 use crate::contract::interceptor::{
     HookError, ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolOutput,
@@ -120,29 +119,24 @@ pub(crate) async fn before_one(
             decision = "allow",
             "before_tool_call"
         ),
-        Ok(ToolCallDecision::ReplyToModel { message }) => {
-            record_decision("reply_to_model");
-            tracing::debug!(
-                tool = call.tool.name,
-                call_id = call.call_id(),
-                interceptor = name,
-                decision = "reply_to_model",
-                reply = message.as_str(),
-                "before_tool_call"
-            )
-        }
-        Ok(ToolCallDecision::Block { reason }) => {
-            record_decision("block");
-            tracing::debug!(
-                tool = call.tool.name,
-                call_id = call.call_id(),
-                interceptor = name,
-                decision = "block",
-                reason = reason.as_str(),
-                "before_tool_call"
-            )
-        }
-        Err(_) => record_decision("interceptor_error"),
+        Ok(ToolCallDecision::ReplyToModel { message }) => tracing::debug!(
+            tool = call.tool.name,
+            call_id = call.call_id(),
+            interceptor = name,
+            decision = "reply_to_model",
+            reply = message.as_str(),
+            "before_tool_call"
+        ),
+        Ok(ToolCallDecision::Block { reason }) => tracing::debug!(
+            tool = call.tool.name,
+            call_id = call.call_id(),
+            interceptor = name,
+            decision = "block",
+            reason = reason.as_str(),
+            "before_tool_call"
+        ),
+        // Recorded on the call's span when it ends (`CallTrace::finish`).
+        Err(_) => {}
     }
     result
 }

@@ -9,7 +9,7 @@ use tracing::Instrument as _;
 
 use super::approval::approval_point;
 use super::hooks::{after_one, before_one, bounded, panic_message};
-use super::trace::{CallTrace, record_decision};
+use super::trace::CallTrace;
 use crate::contract::chain::Chain;
 use crate::contract::interceptor::{
     InputHolder, ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolOutput,
@@ -36,7 +36,7 @@ impl<T: Tool> ToolSlot<T> {
     }
 }
 
-/// Runs one call of `T` through its chain, on an already validated input, in a `tool_call`
+/// Runs one call of `T` through its chain, on an already validated input, in an `execute_tool`
 /// span (see [`super::trace`]).
 pub(crate) async fn run_typed<T: Tool>(
     slot: &ToolSlot<T>,
@@ -63,8 +63,6 @@ pub(crate) async fn run_guarded<T: Tool>(
     input: T::Input,
 ) -> CallOutcome<T::Output> {
     let meta: &'static ToolMeta = T::META;
-    // Until an interceptor decides otherwise (recorded by `before_one`).
-    record_decision("allow");
     let execution = ExecutionContext::new(env.call_id, meta.name, chain.path.clone())
         .with_idempotency_key(env.idempotency_key);
     let resolver = Resolver::for_call(env.services, env.tenant, &execution);

@@ -35,7 +35,7 @@ impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
 }
 
 /// One call of `T` with JSON text arguments, as a model makes it: decode and validate, the
-/// chain, `run`, serialization, PII masking and truncation, in one `tool_call` span. Typed
+/// chain, `run`, serialization, PII masking and truncation, in one `execute_tool` span. Typed
 /// handles call it directly; everything else through [`ErasedToolSlot::call_json`].
 pub(crate) async fn call_json_typed<T: Tool>(
     slot: &ToolSlot<T>,
@@ -47,6 +47,15 @@ pub(crate) async fn call_json_typed<T: Tool>(
     let meta = T::META;
     let trace = CallTrace::start(meta.name, &env.call_id, &chain.path);
     let span = &trace.span;
+    // Content only when opted in, masked by the path's policies (see `crate::telemetry`).
+    let capture = trace.recording() && crate::telemetry::capture_content();
+    if capture {
+        let mut report = crate::pii::MaskReport::default();
+        span.record(
+            "gen_ai.tool.call.arguments",
+            &*chain.pii.mask_text(args, &mut report),
+        );
+    }
     let outcome = async {
         // Bounded before anything reads it.
         let limit = meta.max_input_size.unwrap_or(DEFAULT_MAX_INPUT_SIZE);
@@ -83,8 +92,11 @@ pub(crate) async fn call_json_typed<T: Tool>(
         match run_guarded(slot, chain, env, input).await {
             CallOutcome::Ran(output) => match render_result(&output, &chain.pii, max_result_size) {
                 Ok(r) => {
-                    span.record("truncated", r.truncated);
-                    span.record("pii_masked", r.masked as u64);
+                    span.record("agboss.truncated", r.truncated);
+                    span.record("agboss.pii_masked", r.masked as u64);
+                    if capture {
+                        span.record("gen_ai.tool.call.result", r.text.as_str());
+                    }
                     CallOutcome::Ran(Rendered {
                         text: r.text,
                         truncated: r.truncated,
@@ -103,7 +115,10 @@ pub(crate) async fn call_json_typed<T: Tool>(
                 interceptor,
             } => {
                 let (message, masked) = mask_message(message, &chain.pii);
-                span.record("pii_masked", masked as u64);
+                span.record("agboss.pii_masked", masked as u64);
+                if capture {
+                    span.record("gen_ai.tool.call.result", message.as_str());
+                }
                 CallOutcome::Replied {
                     message,
                     interceptor,

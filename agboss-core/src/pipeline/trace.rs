@@ -1,22 +1,22 @@
-//! Tracing of tool calls: one `tool_call` span per call (every path: agent loops, workflow
-//! steps, callbacks, direct invokes) and one event per interceptor decision.
+//! Tracing of tool calls: one `execute_tool` span per call (every path: agent loops, workflow
+//! steps, callbacks, direct invokes; see [`crate::telemetry`] for its attributes) and one event
+//! per interceptor decision.
 //!
 //! | span / event | level | fields |
 //! |---|---|---|
-//! | span `tool_call` | `INFO` | `tool`, `call_id`, `path` (scopes joined by `/`), `decision` (`allow`, `reply_to_model`, `block`, `interceptor_error`), `outcome` (`ok`, `reply_to_model`, `blocked`, `invalid_input`, `tool_error`, `tool_panic`, `timeout`, `interceptor_error`, `interceptor_timeout`, `invalid_output`, …), `duration_us`, `truncated`, `pii_masked` |
-//! | event `before_tool_call` | `DEBUG` | `tool`, `call_id`, `interceptor`, `decision`, `message` (reply) / `reason` (block) |
+//! | span `execute_tool` | `INFO` | see [`crate::telemetry`] |
+//! | event `before_tool_call` | `DEBUG` | `tool`, `call_id`, `interceptor`, `decision`, `reply` / `reason` |
 //! | event `after_tool_call` | `TRACE` | `tool`, `interceptor` |
 //! | event `tool call failed` | `DEBUG` | `error` |
 //!
-//! A tool call's span is a child of the span current where it is called. See them with a `tracing` subscriber, e.g.
-//! `tracing_subscriber::fmt().with_env_filter(EnvFilter::from_default_env()).init()` and
-//! `RUST_LOG=agboss_core=debug`, or export them with an OpenTelemetry layer.
+//! A tool call's span is a child of the span current where it is called. The decision and the
+//! deciding interceptor are recorded once, when the call ends.
 use std::time::Instant;
 
 use tracing::Span;
 use tracing::field::Empty;
 
-use crate::contract::outcome::CallOutcome;
+use crate::contract::outcome::{CallOutcome, FailureKind};
 use crate::error::ToolCallError;
 
 /// The span of one tool call; record the rest with [`CallTrace::finish`].
@@ -32,10 +32,8 @@ impl CallTrace {
         call_id: &crate::di::CallId,
         path: &[&'static str],
     ) -> Self {
-        // No subscriber was ever installed: no span. (Without this, `tracing`'s `log`
-        // feature, which sqlx turns on, evaluates every field of a disabled span to offer it
-        // to `log`: ~800 instructions per call for nothing.)
-        if !tracing::dispatcher::has_been_set() {
+        // No subscriber was ever installed: no span (see `telemetry::active`).
+        if !crate::telemetry::active() {
             return Self {
                 span: Span::none(),
                 start: None,
@@ -43,40 +41,94 @@ impl CallTrace {
         }
         // Field values are only evaluated when a subscriber wants the span.
         let span = tracing::info_span!(
-            "tool_call",
-            tool,
-            call_id = call_id.as_str(),
-            path = %path.join("/"),
-            decision = Empty,
-            outcome = Empty,
-            duration_us = Empty,
-            truncated = Empty,
-            pii_masked = Empty,
+            "execute_tool",
+            otel.name = %format_args!("execute_tool {tool}"),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = tool,
+            gen_ai.tool.call.id = call_id.as_str(),
+            gen_ai.tool.type = "function",
+            agboss.path = %path.join("/"),
+            agboss.decision = Empty,
+            agboss.interceptor = Empty,
+            agboss.outcome = Empty,
+            agboss.duration_us = Empty,
+            agboss.truncated = Empty,
+            agboss.pii_masked = Empty,
+            error.type = Empty,
+            gen_ai.tool.call.arguments = Empty,
+            gen_ai.tool.call.result = Empty,
         );
         let start = (!span.is_disabled()).then(Instant::now);
         Self { span, start }
     }
 
-    /// Records the outcome and the duration.
+    /// Whether the span records anything (a subscriber wants it).
+    #[inline]
+    pub(crate) fn recording(&self) -> bool {
+        self.start.is_some()
+    }
+
+    /// Records the decision (and who took it), the outcome and the duration.
     pub(crate) fn finish<O>(&self, result: &CallOutcome<O>) {
+        if let CallOutcome::Failed(failure) = result {
+            let _enter = self.span.enter();
+            tracing::debug!(error = %failure.error(), "tool call failed");
+        }
+        let Some(start) = self.start else {
+            return;
+        };
+        let (decision, interceptor) = decision_of(result);
+        self.span.record("agboss.decision", decision);
+        if let Some(interceptor) = interceptor {
+            self.span.record("agboss.interceptor", interceptor);
+        }
         let outcome = match result {
             CallOutcome::Ran(_) => "ok",
             CallOutcome::Replied { .. } => "reply_to_model",
             CallOutcome::Failed(failure) => {
-                let _enter = self.span.enter();
-                tracing::debug!(error = %failure.error(), "tool call failed");
-                outcome_of(failure.error())
+                let outcome = outcome_of(failure.error());
+                self.span.record("error.type", outcome);
+                outcome
             }
         };
-        if let Some(start) = self.start {
-            self.span.record("outcome", outcome);
-            self.span
-                .record("duration_us", start.elapsed().as_micros() as u64);
-        }
+        self.span.record("agboss.outcome", outcome);
+        self.span.record(
+            "agboss.duration_us",
+            u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
+        );
     }
 }
 
-/// The `outcome` field of a failed call.
+/// The decision's label and the interceptor that took it, without allocating.
+fn decision_of<O>(result: &CallOutcome<O>) -> (&'static str, Option<&'static str>) {
+    match result {
+        CallOutcome::Ran(_) => ("allowed", None),
+        CallOutcome::Replied { interceptor, .. } => ("replied_to_model", Some(interceptor)),
+        CallOutcome::Failed(failure) => match failure.kind() {
+            FailureKind::Tool => ("allowed", None),
+            FailureKind::Rejected => ("rejected", None),
+            FailureKind::Approval => ("awaiting_approval", None),
+            FailureKind::Blocked => match failure.error().as_blocked() {
+                Some(b) => ("blocked", Some(b.interceptor)),
+                None => ("guard_failed", None),
+            },
+            FailureKind::Guard => ("guard_failed", interceptor_of(failure.error())),
+        },
+    }
+}
+
+/// The interceptor a guard failure names.
+fn interceptor_of(err: &ToolCallError) -> Option<&'static str> {
+    match err {
+        ToolCallError::InterceptorFailed { interceptor, .. }
+        | ToolCallError::InterceptorPanicked { interceptor, .. }
+        | ToolCallError::InterceptorTimeout { interceptor, .. } => Some(interceptor),
+        ToolCallError::Dependency { component, .. } => Some(component),
+        _ => None,
+    }
+}
+
+/// The `agboss.outcome` (and `error.type`) of a failed call.
 pub fn outcome_of(err: &ToolCallError) -> &'static str {
     match err {
         ToolCallError::InvalidInput { .. } => "invalid_input",
@@ -92,16 +144,8 @@ pub fn outcome_of(err: &ToolCallError) -> &'static str {
         ToolCallError::Dependency { .. } => "dependency_error",
         ToolCallError::NotInApp { .. } => "not_in_app",
         ToolCallError::Serialize { .. } => "serialize_error",
+        ToolCallError::ApprovalRequired { .. } => "approval_required",
         #[allow(unreachable_patterns)]
         _ => "error",
-    }
-}
-
-/// Records the call's decision on the current `tool_call` span.
-pub(crate) fn record_decision(decision: &'static str) {
-    // No subscriber was ever installed: there is no span to record on (and looking the
-    // current one up costs a thread-local access per decision).
-    if tracing::dispatcher::has_been_set() {
-        Span::current().record("decision", decision);
     }
 }

@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::model::http::{SseDecoder, WireError, parse_error_body, truncate};
 use crate::model::{
     AssistantMessage, FinishReason, Message, ModelError, ModelRequest, ModelResponse,
     ModelStreamEvent, ToolCallRequest, ToolChoice, Usage,
@@ -151,37 +152,6 @@ struct WireResponse {
     choices: Vec<WireChoice>,
     #[serde(default)]
     usage: Option<WireUsage>,
-}
-
-#[derive(Deserialize)]
-struct WireErrorBody {
-    error: WireError,
-}
-
-#[derive(Deserialize)]
-struct WireError {
-    #[serde(default)]
-    message: Option<String>,
-    #[serde(rename = "type", default)]
-    error_type: Option<String>,
-}
-
-/// `error.message` and `error.type` of an OpenAI error body, if `body` is one.
-pub(crate) fn parse_error_body(body: &str) -> Option<(Option<String>, Option<String>)> {
-    let parsed: WireErrorBody = serde_json::from_str(body).ok()?;
-    Some((parsed.error.message, parsed.error.error_type))
-}
-
-/// At most `max` bytes of `s`, cut on a char boundary.
-pub(crate) fn truncate(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 fn malformed(detail: impl Into<String>) -> ModelError {
@@ -492,5 +462,17 @@ impl StreamDecoder {
             finish_reason,
             usage: self.usage.unwrap_or_default(),
         }
+    }
+}
+
+impl SseDecoder for StreamDecoder {
+    fn on_event(&mut self, data: &str, out: &mut Vec<ModelStreamEvent>) -> Result<(), ModelError> {
+        StreamDecoder::on_event(self, data, out)
+    }
+    fn finish(&mut self, mid_event: bool) -> Result<(), ModelError> {
+        StreamDecoder::finish(self, mid_event)
+    }
+    fn is_done(&self) -> bool {
+        StreamDecoder::is_done(self)
     }
 }
