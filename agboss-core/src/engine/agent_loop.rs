@@ -38,7 +38,11 @@ impl Engine {
         } else {
             telemetry::agent_span(name)
         };
-        let result = self.agent_loop(agent, input, stats).instrument(span).await;
+        let result = self
+            .agent_loop(agent, input, stats)
+            .instrument(span.clone())
+            .await;
+        telemetry::finish_step(&span, &result);
         self.emit(|| RunEvent::StepFinished {
             step: name.to_string(),
             kind: StepKind::Agent,
