@@ -199,6 +199,7 @@ async fn a_streamed_routed_run_is_one_tree_with_genai_attributes() {
 
     let step = one(&spans, "invoke_agent span-agent");
     assert_eq!(step.parent_span_id, id(run));
+    assert_eq!(attrs(step)["agboss.outcome"], "ok");
 
     let chats = by_name(&spans, "chat scripted");
     assert_eq!(chats.len(), 3, "{:?}", names(&spans));

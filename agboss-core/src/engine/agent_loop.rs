@@ -54,8 +54,9 @@ impl Engine {
         };
         let result = self
             .agent_loop(agent, checked, input, stats)
-            .instrument(span)
+            .instrument(span.clone())
             .await;
+        telemetry::finish_step(&span, &result);
         self.emit(|| RunEvent::StepFinished {
             step: name.to_string(),
             kind: StepKind::Agent,

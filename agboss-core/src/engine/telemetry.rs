@@ -50,10 +50,21 @@ pub(crate) fn finish_run(span: &Span, result: &Result<RunOutput, RunError>) {
     if span.is_disabled() {
         return;
     }
+    if let Ok(out) = result {
+        span.record("gen_ai.usage.input_tokens", out.usage.prompt_tokens);
+        span.record("gen_ai.usage.output_tokens", out.usage.completion_tokens);
+    }
+    finish_step(span, result);
+}
+
+/// Records how a run or an agent step ended: `agboss.outcome` (`ok`, `paused`, `error`) and
+/// the error's `error.type`.
+pub(crate) fn finish_step<T>(span: &Span, result: &Result<T, RunError>) {
+    if span.is_disabled() {
+        return;
+    }
     match result {
-        Ok(out) => {
-            span.record("gen_ai.usage.input_tokens", out.usage.prompt_tokens);
-            span.record("gen_ai.usage.output_tokens", out.usage.completion_tokens);
+        Ok(_) => {
             span.record("agboss.outcome", "ok");
         }
         Err(err) => {
@@ -79,6 +90,7 @@ pub(crate) fn agent_span(agent: &str) -> Span {
         gen_ai.operation.name = "invoke_agent",
         gen_ai.agent.name = agent,
         agboss.outcome = Empty,
+        error.type = Empty,
     )
 }
 

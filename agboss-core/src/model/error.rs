@@ -36,7 +36,7 @@ pub enum ModelError {
         message: Option<String>,
     },
     /// The request or the stream did not progress within the configured timeout.
-    #[error("model call timed out after {after:?}")]
+    #[error("model call timed out after {} s", fmt_secs(*.after))]
     Timeout {
         /// The timeout that elapsed.
         after: Duration,
@@ -99,9 +99,14 @@ pub enum ModelError {
 
 fn fmt_retry_after(retry_after: &Option<Duration>) -> String {
     match retry_after {
-        Some(d) => format!(" (retry after {:.1} s)", d.as_secs_f64()),
+        Some(d) => format!(" (retry after {} s)", fmt_secs(*d)),
         None => String::new(),
     }
+}
+
+/// Seconds with one decimal (`0.5`, `60.0`): for people, not `Duration`'s `Debug`.
+fn fmt_secs(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64())
 }
 
 fn fmt_message(message: &Option<String>) -> String {

@@ -4,7 +4,7 @@
 //! | span (name; `otel.name`) | level | parent | attributes |
 //! |---|---|---|---|
 //! | `invoke_agent`; `invoke_agent {target}` — or `invoke_workflow`; `invoke_workflow {target}` | `INFO` | the caller's span | `gen_ai.operation.name`, `gen_ai.agent.name`, `gen_ai.conversation.id` (the thread), `agboss.run_id`, `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, `agboss.outcome` (`ok`, `error`, `paused`), `error.type` |
-//! | `invoke_agent`; `invoke_agent {agent}` (an agent step of a router or workflow run) | `INFO` | the run | `gen_ai.operation.name`, `gen_ai.agent.name` |
+//! | `invoke_agent`; `invoke_agent {agent}` (an agent step of a router or workflow run) | `INFO` | the run | `gen_ai.operation.name`, `gen_ai.agent.name`, `agboss.outcome`, `error.type` |
 //! | `chat`; `chat {model}` (one model call, streamed or not) | `INFO` | the run or agent step | `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model`, `agboss.step`, `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, `gen_ai.response.finish_reasons`, `error.type`; with content: `gen_ai.input.messages`, `gen_ai.output.messages` |
 //! | `execute_tool`; `execute_tool {tool}` (one guarded tool call) | `INFO` | the agent step, workflow or caller | `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.type`, `agboss.path`, `agboss.decision`, `agboss.interceptor`, `agboss.outcome`, `agboss.duration_us`, `agboss.truncated`, `agboss.pii_masked`, `error.type`; with content: `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` |
 //!
