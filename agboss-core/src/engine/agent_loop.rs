@@ -264,8 +264,7 @@ impl Engine {
                     if text != input {
                         set_last_user(req, text);
                     }
-                    let (turn, response) =
-                        self
+                    let (turn, response) = self
                         .call_model(step, model, req, stats, true, Some(mask), gate)
                         .await?;
                     Ok(FirstTurn::Ran(turn, response))
@@ -284,7 +283,8 @@ impl Engine {
                 input.clone(),
                 TextScope::Whole,
             );
-            let live = self.call_model_live(step, model, req, &mut turn_stats, Some(mask), &mut held);
+            let live =
+                self.call_model_live(step, model, req, &mut turn_stats, Some(mask), &mut held);
             tokio::pin!(check, live);
             verdict = loop {
                 tokio::select! {
@@ -303,8 +303,8 @@ impl Engine {
                 // The model read the input before its rewrite: its work is discarded.
                 set_last_user(req, text);
                 let (turn, response) = self
-                        .call_model(step, model, req, stats, true, Some(mask), gate)
-                        .await?;
+                    .call_model(step, model, req, stats, true, Some(mask), gate)
+                    .await?;
                 Ok(FirstTurn::Ran(turn, response))
             }
             Checked::Go(_) => {

@@ -557,7 +557,8 @@ impl Engine {
             };
             return Ok((turn, response));
         }
-        let response = self.call_model_live(step, model, req, stats, mask, gate)
+        let response = self
+            .call_model_live(step, model, req, stats, mask, gate)
             .await?;
         self.record_model(step, turn, digest, &response, visible, hide_final)
             .await?;
