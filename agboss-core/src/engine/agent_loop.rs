@@ -229,6 +229,10 @@ impl Engine {
     /// The first model turn while the `parallel` input guardrails run: its deltas are held and
     /// it is journaled only once every guardrail passed; a block, a failure or a fixed answer
     /// drops it (nothing of it ran), a rewrite makes the turn again on the rewritten input.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "call_model's inputs plus the parallel guardrails"
+    )]
     async fn first_turn_checked(
         &self,
         step: &str,

@@ -520,6 +520,10 @@ impl Engine {
     /// let through). Text deltas go through `gate`; `mask` masks the content a `chat` span
     /// records (none without it). Returns the turn number (what the turn's tool call keys use)
     /// and the response.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the turn's inputs, its span's mask and its output gate; one private call site shape"
+    )]
     pub(crate) async fn call_model(
         &self,
         step: &str,
