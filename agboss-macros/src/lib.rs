@@ -7,8 +7,9 @@
 //! `rules`.
 use proc_macro::TokenStream;
 
-mod args;
+mod attr;
 mod channel;
+mod check;
 mod component;
 mod deps;
 mod diag;
