@@ -116,3 +116,29 @@ fn rows(table: &'static str) -> impl Iterator<Item = KeyDoc> {
         Some(KeyDoc { key, example })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ALL;
+
+    /// The README's key table of `doc`, as `scripts/readme-keys.py` writes it.
+    fn readme_block(doc: &super::MacroDoc) -> String {
+        let rows: String = doc.tables.concat();
+        format!(
+            "<!-- keys: {} -->\n| key | written as | default | meaning |\n| --- | --- | --- | --- |\n{rows}<!-- /keys -->",
+            doc.attr
+        )
+    }
+
+    #[test]
+    fn the_readme_tables_are_the_rustdoc_tables() {
+        let readme = include_str!("../../../README.md");
+        for doc in ALL {
+            assert!(
+                readme.contains(&readme_block(doc)),
+                "README.md's keys of #[{}] differ from agboss-macros/doc/*.md: run `python3 scripts/readme-keys.py`",
+                doc.attr
+            );
+        }
+    }
+}

@@ -13,6 +13,18 @@ fn wrong_shape(expr: &Expr) -> darling::Error {
     darling::Error::custom(VALUE_ERROR).with_span(&expr.span())
 }
 
+/// `key` alone and `key(..)` are `[attr.value]` errors for a key that takes `key = value`.
+macro_rules! not_a_word_or_list {
+    () => {
+        fn from_word() -> darling::Result<Self> {
+            Err(darling::Error::custom(VALUE_ERROR))
+        }
+        fn from_list(_: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
+            Err(darling::Error::custom(VALUE_ERROR))
+        }
+    };
+}
+
 fn strip_groups(expr: &Expr) -> &Expr {
     match expr {
         Expr::Group(g) => strip_groups(&g.expr),
@@ -35,12 +47,7 @@ impl FromMeta for Str {
             _ => Err(wrong_shape(expr)),
         }
     }
-    fn from_word() -> darling::Result<Self> {
-        Err(darling::Error::custom(VALUE_ERROR))
-    }
-    fn from_list(_: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
-        Err(darling::Error::custom(VALUE_ERROR))
-    }
+    not_a_word_or_list!();
 }
 
 /// `key = 123` (checked positive by `check::positive` where the rule says so).
@@ -57,12 +64,7 @@ impl FromMeta for Int {
             _ => Err(wrong_shape(expr)),
         }
     }
-    fn from_word() -> darling::Result<Self> {
-        Err(darling::Error::custom(VALUE_ERROR))
-    }
-    fn from_list(_: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
-        Err(darling::Error::custom(VALUE_ERROR))
-    }
+    not_a_word_or_list!();
 }
 
 /// `key = SomeType` (a path without `<T as Trait>`).
@@ -76,12 +78,7 @@ impl FromMeta for TypePath {
             _ => Err(wrong_shape(expr)),
         }
     }
-    fn from_word() -> darling::Result<Self> {
-        Err(darling::Error::custom(VALUE_ERROR))
-    }
-    fn from_list(_: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
-        Err(darling::Error::custom(VALUE_ERROR))
-    }
+    not_a_word_or_list!();
 }
 
 /// `key = [TypeA, TypeB]`, with the span of the brackets.
@@ -108,12 +105,7 @@ impl FromMeta for PathList {
             span: arr.span(),
         })
     }
-    fn from_word() -> darling::Result<Self> {
-        Err(darling::Error::custom(VALUE_ERROR))
-    }
-    fn from_list(_: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
-        Err(darling::Error::custom(VALUE_ERROR))
-    }
+    not_a_word_or_list!();
 }
 
 /// The paths of an optional list (empty when the key is absent).

@@ -66,6 +66,7 @@ pub struct OpenAiCompatibleModel {
     backoff_base: Duration,
     max_backoff: Duration,
     limits: StreamLimits,
+    strict_tools: bool,
 }
 
 impl fmt::Debug for OpenAiCompatibleModel {
@@ -79,6 +80,7 @@ impl fmt::Debug for OpenAiCompatibleModel {
             .field("backoff_base", &self.backoff_base)
             .field("max_backoff", &self.max_backoff)
             .field("limits", &self.limits)
+            .field("strict_tools", &self.strict_tools)
             .finish()
     }
 }
@@ -95,6 +97,7 @@ pub struct OpenAiCompatibleModelBuilder {
     max_backoff: Duration,
     limits: StreamLimits,
     client: Option<reqwest::Client>,
+    strict_tools: bool,
 }
 
 impl fmt::Debug for OpenAiCompatibleModelBuilder {
@@ -124,6 +127,7 @@ impl Default for OpenAiCompatibleModelBuilder {
             max_backoff: DEFAULT_MAX_BACKOFF,
             limits: StreamLimits::default(),
             client: None,
+            strict_tools: false,
         }
     }
 }
@@ -180,6 +184,17 @@ impl OpenAiCompatibleModelBuilder {
         self
     }
 
+    /// Sends every tool with `"strict": true` and the strict variant of its parameters
+    /// schema ([`strict_schema`](crate::dto::strict_schema): `additionalProperties: false`,
+    /// every property required, an `Option` field nullable), so the model's arguments follow
+    /// the schema exactly (default off). The DTOs decode the `null` a strict model sends for
+    /// an optional field as `None`. Map and `#[json]` fields have no strict form: OpenAI
+    /// rejects tools with them in strict mode.
+    pub fn strict_tools(mut self, on: bool) -> Self {
+        self.strict_tools = on;
+        self
+    }
+
     /// Uses this `reqwest::Client` (e.g. with a proxy) instead of a new one.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.client = Some(client);
@@ -225,6 +240,7 @@ impl OpenAiCompatibleModelBuilder {
             backoff_base: self.backoff_base,
             max_backoff: self.max_backoff,
             limits: self.limits,
+            strict_tools: self.strict_tools,
         })
     }
 }
@@ -448,7 +464,7 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 
 impl ChatModel for OpenAiCompatibleModel {
     async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body = wire::request_body(&self.model, req, false);
+        let body = wire::request_body(&self.model, req, false, self.strict_tools);
         // Reading the body of a 2xx answer is not retried: that would need buffering
         // the whole exchange inside the retry loop; timeouts there surface as errors.
         let response = self.send_with_retries(&body, false).await?;
@@ -467,7 +483,7 @@ impl ChatModel for OpenAiCompatibleModel {
     }
 
     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
-        let body = wire::request_body(&self.model, req, true);
+        let body = wire::request_body(&self.model, req, true, self.strict_tools);
         let response = self.send_with_retries(&body, true).await?;
         let timeout = self.timeout;
         let bytes = response
