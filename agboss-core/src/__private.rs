@@ -6,6 +6,10 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
+pub mod fallback;
+mod probe;
+pub use probe::{Dep, NotInjectable, assert_inject, assert_service};
+
 pub use crate::contract::agent::{Agent, AgentMeta, Router, RouterMeta, ToolErrorPolicy};
 pub use crate::contract::channel::{
     ApprovalChannel, Channel, ChannelMeta, ErasedChannel, build_channel, channel_meta,
@@ -15,7 +19,7 @@ pub use crate::contract::guardrail::{
     ScopeGuardrails, build_input_guardrail, build_output_guardrail,
 };
 pub use crate::contract::interceptor::probe::{
-    HasHandler, Probe, ViaAfter, ViaBefore, ViaNoAfter, ViaNoBefore, require_handler,
+    Hooks, NoHooks, Probe, ViaAfter, ViaBefore, ViaNoAfter, ViaNoBefore,
 };
 pub use crate::contract::interceptor::{
     ErasedInterceptor, InterceptorMeta, ToolInterceptor, TypedInterceptor,

@@ -83,9 +83,9 @@ impl fmt::Debug for InjectableMeta {
 
 /// Implemented by `#[injectable]`: an app-wide singleton service.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an injectable service [deps.not-injectable]",
-    label = "not `#[injectable]`",
-    note = "annotate the service with `#[injectable]`, or list `TenantContext` / `ExecutionContext`"
+    message = "[deps.not-injectable] `{Self}` is not an injectable service",
+    label = "add `#[injectable]` to `{Self}`",
+    note = "a dep is `TenantContext`, `ExecutionContext` or an `#[injectable]` service (its field is `Arc<Service>`, or `Service` when it is `Clone`)"
 )]
 pub trait Injectable: Send + Sync + Sized + 'static {
     /// Registration data.
@@ -94,9 +94,9 @@ pub trait Injectable: Send + Sync + Sized + 'static {
 
 /// A value that can be injected into a component's field.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be injected [deps.not-injectable]",
+    message = "[deps.not-injectable] `{Self}` cannot be injected",
     label = "this field cannot be injected",
-    note = "a dep field is `TenantContext`, `ExecutionContext`, `Arc<S>` or `S: Clone` for an `#[injectable]` service `S`"
+    note = "a dep field is `TenantContext`, `ExecutionContext`, or `Arc<Service>` (or `Service` when it is `Clone`) for a type with `#[injectable]`: add `#[injectable]` to the service"
 )]
 pub trait Inject: Sized {
     /// What the dependency is.

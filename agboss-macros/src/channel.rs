@@ -1,20 +1,18 @@
-//! `#[channel(name, description, deps, ttl_ms)]`.
+//! `#[channel(..)]`: parse ([`ChannelArgs`]), check, expand; on error, a fallback
+//! `impl Channel`.
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-use crate::args::{Args, Shape, key};
-use crate::component::{construct_fn, finish, name_fields, parse_struct, register, registered};
+use crate::attr::docs::CHANNEL_DOC;
+use crate::attr::model::ChannelArgs;
+use crate::check::{option_tokens, positive};
+use crate::component::{
+    construct_fn, fallback_construct, finish, name_fields, parse_named, parse_struct, register,
+    registered,
+};
 use crate::deps::Deps;
 use crate::diag::Errors;
-use crate::rules::{CHANNEL, check_description, check_names};
-use crate::tool::{option_tokens, parse_positive};
-
-const KEYS: &[crate::args::KeySpec] = &[
-    key("name", Shape::Str, true),
-    key("description", Shape::Str, true),
-    key("deps", Shape::PathList, false),
-    key("ttl_ms", Shape::Int, false),
-];
+use crate::rules::CHANNEL;
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
@@ -22,13 +20,19 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(item) => item,
         Err(out) => return out,
     };
-    let args = Args::parse("channel", attr, KEYS, &mut errors);
-    check_names(CHANNEL, args.str("name"), &item.ident, &mut errors);
-    check_description(CHANNEL, args.str("description"), &mut errors);
-    let deps = Deps::check(&item, args.paths("deps"), &mut errors);
-    let ttl_ms = parse_positive("channel", args.int("ttl_ms"), "ttl_ms", &mut errors);
-
-    finish(&item, errors, || {
+    let args = parse_named::<ChannelArgs>(CHANNEL, CHANNEL_DOC, attr, &item, &mut errors);
+    let checked = args.as_ref().map(|args| {
+        (
+            Deps::check(&item, &args.keys.deps, &mut errors),
+            positive(CHANNEL, "ttl_ms", &args.keys.ttl_ms, &mut errors),
+        )
+    });
+    let fallback =
+        registered(&item.ident, "Channel", "ChannelMeta").fallback("CHANNEL", fallback_construct());
+    let (Some(args), Some((deps, ttl_ms))) = (args, checked) else {
+        return finish(&item, errors, fallback, TokenStream::new);
+    };
+    finish(&item, errors, fallback, || {
         let ident = &item.ident;
         let named = name_fields(&args);
         let dep_metas = deps.dep_metas();
@@ -40,6 +44,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let build = quote_spanned! {span=>
             #p::build_channel::<#ident>(services)
         };
+        let assertions = deps.assertions();
         register(
             registered(ident, "Channel", "ChannelMeta"),
             quote! {
@@ -50,6 +55,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             },
             construct,
             quote! {
+                #assertions
                 fn __agboss_build(
                     services: &#p::Services,
                 ) -> ::core::result::Result<#p::Arc<dyn #p::ErasedChannel>, #p::DiError> {

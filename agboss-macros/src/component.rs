@@ -4,8 +4,25 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::ItemStruct;
 
+use crate::attr::docs::MacroDoc;
 use crate::diag::Errors;
-use crate::rules::Kind;
+use crate::rules::{Kind, check_description, check_names};
+
+/// Parses a named component's attribute into `T` and checks the naming rules (also when
+/// another key is wrong, so that every error of the attribute is reported at once).
+pub fn parse_named<T: darling::FromMeta>(
+    kind: Kind,
+    doc: MacroDoc,
+    attr: TokenStream,
+    item: &ItemStruct,
+    errors: &mut Errors,
+) -> Option<T> {
+    let (name, description) = crate::attr::loose_named(&attr);
+    let model = crate::attr::parse::<T>(doc, attr, errors);
+    check_names(kind, name.as_ref(), &item.ident, errors);
+    check_description(kind, description.as_ref(), errors);
+    model
+}
 
 /// Parses the annotated item as a struct, or reports `[attr.not-a-struct]`.
 pub fn parse_struct(
@@ -41,10 +58,12 @@ pub fn parse_struct(
     }
 }
 
-/// The user's item, then the generated code, or the errors (the item is kept either way).
+/// The user's item, then the generated code; or, when the item has errors, the errors and a
+/// fallback impl of its trait (see [`Registered::fallback`]), so that nothing else cascades.
 pub fn finish(
     item: &ItemStruct,
     errors: Errors,
+    fallback: TokenStream,
     generated: impl FnOnce() -> TokenStream,
 ) -> TokenStream {
     if errors.is_empty() {
@@ -52,20 +71,17 @@ pub fn finish(
         quote!(#item #generated)
     } else {
         let errs = errors.to_compile_errors();
-        quote!(#item #errs)
+        // A generic struct (`[attr.generics]`) cannot get an impl for the bare name.
+        let fallback = if item.generics.params.is_empty() {
+            fallback
+        } else {
+            TokenStream::new()
+        };
+        quote!(#item #errs #fallback)
     }
 }
 
-/// `&[<A as ToolInterceptor>::META, ...]`, each spanned at the user's path so that a
-/// non-interceptor reads `[tool-interceptor.not-an-interceptor]` at the right place.
-pub fn interceptor_list(paths: &[syn::Path]) -> TokenStream {
-    let items = paths.iter().map(|p| {
-        quote::quote_spanned!(syn::spanned::Spanned::span(p)=> <#p as ::agboss_core::__private::ToolInterceptor>::META)
-    });
-    quote!(&[#(#items),*])
-}
-
-/// `&[<T as Trait>::META, ...]` for any component trait, spanned at each path so that a wrong
+/// `&[<T as Trait>::META, ...]` for a component trait, spanned at each path so that a wrong
 /// type reads the trait's own `on_unimplemented` message at the right place.
 pub fn meta_list(paths: &[syn::Path], trait_name: &str) -> TokenStream {
     let tr = syn::Ident::new(trait_name, proc_macro2::Span::call_site());
@@ -73,42 +89,6 @@ pub fn meta_list(paths: &[syn::Path], trait_name: &str) -> TokenStream {
         quote::quote_spanned!(syn::spanned::Spanned::span(p)=> <#p as ::agboss_core::__private::#tr>::META)
     });
     quote!(&[#(#items),*])
-}
-
-/// `[attr.duplicate-entry]`: a list names the same type twice.
-pub fn check_no_duplicates(key: &str, paths: &[syn::Path], errors: &mut Errors) {
-    for (i, p) in paths.iter().enumerate() {
-        if paths[..i].iter().any(|q| q == p) {
-            errors.push(syn::Error::new_spanned(
-                p,
-                format!(
-                    "[attr.duplicate-entry] `{}` is listed twice in `{key}`; list it once",
-                    quote!(#p)
-                ),
-            ));
-        }
-    }
-}
-
-/// `[cascade.attach-and-exclude]`: one scope cannot both attach and exclude a component
-/// (`exclude_key` names the list, e.g. `exclude_tool_interceptors`).
-pub fn check_attach_exclude(
-    attach: &[syn::Path],
-    exclude: &[syn::Path],
-    exclude_key: &str,
-    errors: &mut Errors,
-) {
-    for ex in exclude {
-        if attach.iter().any(|a| a == ex) {
-            errors.push(syn::Error::new_spanned(
-                ex,
-                format!(
-                    "[cascade.attach-and-exclude] `{}` is both attached and excluded here; `{exclude_key}` removes what an outer scope attached, so keep it in only one list",
-                    quote!(#ex)
-                ),
-            ));
-        }
-    }
 }
 
 /// The user's struct, the runtime trait it gets and that trait's meta type: what names a kind
@@ -140,6 +120,38 @@ impl Registered<'_> {
         self.variant = variant;
         self
     }
+
+    /// What an item with errors gets instead of its expansion (thiserror's `fallback.rs` is the
+    /// model): `impl Trait for T` with the placeholder meta `fallback::<placeholder>` and
+    /// `impl_items` (e.g. a `construct` that never runs), never registered. Wherever the type
+    /// is named (`tools = [T]`), it still is one, so the item's own errors are all there is.
+    pub fn fallback(&self, placeholder: &str, impl_items: TokenStream) -> TokenStream {
+        let ident = self.ident;
+        let p = quote!(::agboss_core::__private);
+        let tr = syn::Ident::new(self.trait_name, proc_macro2::Span::call_site());
+        let meta = syn::Ident::new(self.meta_type, proc_macro2::Span::call_site());
+        let placeholder = syn::Ident::new(placeholder, proc_macro2::Span::call_site());
+        quote! {
+            const _: () = {
+                impl #p::#tr for #ident {
+                    const META: &'static #p::#meta = #p::fallback::#placeholder;
+                    #impl_items
+                }
+            };
+        }
+    }
+}
+
+/// `fn construct` of a fallback impl: never called, the crate does not compile.
+pub fn fallback_construct() -> TokenStream {
+    let p = quote!(::agboss_core::__private);
+    quote! {
+        fn construct(
+            _: &#p::Resolver<'_>,
+        ) -> ::core::result::Result<Self, #p::DiError> {
+            ::core::unreachable!()
+        }
+    }
 }
 
 /// What every component macro emits, in one place: `impl Trait for T` with its `META` constant
@@ -158,20 +170,25 @@ pub fn register(
     let meta = syn::Ident::new(what.meta_type, proc_macro2::Span::call_site());
     let variant = syn::Ident::new(what.variant, proc_macro2::Span::call_site());
     let type_name = ident.to_string();
+    // The meta is a constant of its own, registered without naming `<T as Trait>`: a trait
+    // bound the type misses (`ToolHandler`) is then reported once, at the impl.
     quote! {
         const _: () = {
+            #[allow(unused_imports)]
+            use #p::NotInjectable as _;
             #support
+            const __AGBOSS_META: &'static #p::#meta = &#p::#meta {
+                type_name: #type_name,
+                type_id: ::core::any::TypeId::of::<#ident>,
+                #fields
+            };
             impl #p::#tr for #ident {
-                const META: &'static #p::#meta = &#p::#meta {
-                    type_name: #type_name,
-                    type_id: ::core::any::TypeId::of::<#ident>,
-                    #fields
-                };
+                const META: &'static #p::#meta = __AGBOSS_META;
                 #impl_items
             }
             #p::inventory::submit! {
                 #p::Registered {
-                    component: #p::Registration::#variant(<#ident as #p::#tr>::META),
+                    component: #p::Registration::#variant(__AGBOSS_META),
                     module: ::core::module_path!(),
                 }
             }
@@ -179,10 +196,9 @@ pub fn register(
     }
 }
 
-/// `name: "...", description: "...",` of a named component (both checked present).
-pub fn name_fields(args: &crate::args::Args) -> TokenStream {
-    let name = args.str("name").expect("checked: required key");
-    let description = args.str("description").expect("checked: required key");
+/// `name: "...", description: "...",` of a named component.
+pub fn name_fields<T>(named: &crate::attr::model::Named<T>) -> TokenStream {
+    let (name, description) = (&named.name.0, &named.description.0);
     quote!(name: #name, description: #description,)
 }
 

@@ -5,7 +5,8 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Fields, GenericArgument, ItemStruct, Path, PathArguments, Type};
 
-use crate::diag::Errors;
+use crate::attr::value::{PathList, paths};
+use crate::diag::{Errors, path_text, type_text};
 
 /// The typed model of a component's dependencies.
 pub struct Deps {
@@ -18,22 +19,30 @@ fn last_ident(path: &Path) -> Option<String> {
     path.segments.last().map(|s| s.ident.to_string())
 }
 
-/// The dependency a field type stands for: `X` for `X`, `Arc<X>` and `std::sync::Arc<X>`.
-fn field_dep_name(ty: &Type) -> Option<String> {
+/// `X` of a field type `Arc<X>` (or `std::sync::Arc<X>`).
+fn arc_inner(ty: &Type) -> Option<&Type> {
     let Type::Path(tp) = ty else { return None };
     let last = tp.path.segments.last()?;
     if last.ident == "Arc"
         && let PathArguments::AngleBracketed(args) = &last.arguments
-        && let Some(GenericArgument::Type(Type::Path(inner))) = args.args.first()
+        && let Some(GenericArgument::Type(inner)) = args.args.first()
     {
-        return last_ident(&inner.path);
+        return Some(inner);
     }
-    Some(last.ident.to_string())
+    None
+}
+
+/// The dependency a field type stands for: `X` for `X`, `Arc<X>` and `std::sync::Arc<X>`.
+fn field_dep_name(ty: &Type) -> Option<String> {
+    let ty = arc_inner(ty).unwrap_or(ty);
+    let Type::Path(tp) = ty else { return None };
+    last_ident(&tp.path)
 }
 
 impl Deps {
     /// Reads and checks `deps` against the struct's fields (`[deps.mismatch]`).
-    pub fn check(item: &ItemStruct, deps: &[Path], errors: &mut Errors) -> Deps {
+    pub fn check(item: &ItemStruct, deps: &Option<PathList>, errors: &mut Errors) -> Deps {
+        let deps = paths(deps);
         let mut fields = Vec::new();
         let unit;
         match &item.fields {
@@ -46,7 +55,7 @@ impl Deps {
                             "[deps.mismatch] `{}` is a unit struct, so it cannot receive deps; add one field per dep, in order, e.g. `{}: {}`",
                             item.ident,
                             to_snake(&last_ident(first).unwrap_or_default()),
-                            quote!(#first)
+                            path_text(first)
                         ),
                     ));
                 }
@@ -61,7 +70,9 @@ impl Deps {
             Fields::Named(named) => {
                 unit = false;
                 for (i, field) in named.named.iter().enumerate() {
-                    let ident = field.ident.clone().expect("named field");
+                    let Some(ident) = field.ident.clone() else {
+                        continue;
+                    };
                     match deps.get(i) {
                         None => errors.push(syn::Error::new(
                             field.span(),
@@ -79,8 +90,8 @@ impl Deps {
                                     format!(
                                         "[deps.mismatch] dep #{} is `{}` but field `{ident}` has type `{}`; list deps in field order, and give each field the dep's type (or `Arc<Dep>` for a service)",
                                         i + 1,
-                                        quote!(#dep),
-                                        quote!(#ty)
+                                        path_text(dep),
+                                        type_text(ty)
                                     ),
                                 ));
                             }
@@ -93,8 +104,8 @@ impl Deps {
                         dep.span(),
                         format!(
                             "[deps.mismatch] dep `{}` has no field; add a field of that type (or `Arc<{}>`), in the order of `deps`",
-                            quote!(#dep),
-                            quote!(#dep)
+                            path_text(dep),
+                            path_text(dep)
                         ),
                     ));
                 }
@@ -103,23 +114,41 @@ impl Deps {
         Deps { fields, unit }
     }
 
-    /// `&[<FieldTy as Inject>::DEP, ...]`
+    /// `&[Dep::<FieldTy>::DEP, ...]` (a placeholder for a type that cannot be injected, which
+    /// only [`assertions`](Self::assertions) reports).
     pub fn dep_metas(&self) -> TokenStream {
-        let metas = self.fields.iter().map(
-            |(_, ty)| quote_spanned!(ty.span()=> <#ty as ::agboss_core::__private::Inject>::DEP),
-        );
+        let p = quote!(::agboss_core::__private);
+        let metas = self
+            .fields
+            .iter()
+            .map(|(_, ty)| quote!(<#p::Dep<#ty>>::DEP));
         quote!(&[#(#metas),*])
     }
 
-    /// `Ty { field: <FieldTy as Inject>::inject(resolver)?, ... }`
+    /// `Ty { field: Dep::<FieldTy>::inject(resolver)?, ... }`
     pub fn construct(&self, ty: &TokenStream) -> TokenStream {
         if self.unit {
             return quote!(#ty);
         }
-        let inits = self.fields.iter().map(|(ident, ty)| {
-            quote_spanned!(ty.span()=> #ident: <#ty as ::agboss_core::__private::Inject>::inject(resolver)?)
-        });
+        let p = quote!(::agboss_core::__private);
+        let inits = self
+            .fields
+            .iter()
+            .map(|(ident, ty)| quote!(#ident: <#p::Dep<#ty>>::inject(resolver)?));
         quote!(#ty { #(#inits),* })
+    }
+
+    /// One assertion per field, at its type: `[deps.not-injectable]` once for a type that
+    /// cannot be injected (for `Arc<S>`, at `S`: "add `#[injectable]` to `S`").
+    pub fn assertions(&self) -> TokenStream {
+        let p = quote!(::agboss_core::__private);
+        let checks = self.fields.iter().map(|(_, ty)| match arc_inner(ty) {
+            Some(inner) => {
+                quote_spanned!(inner.span()=> const _: () = #p::assert_service::<#inner>();)
+            }
+            None => quote_spanned!(ty.span()=> const _: () = #p::assert_inject::<#ty>();),
+        });
+        quote!(#(#checks)*)
     }
 }
 

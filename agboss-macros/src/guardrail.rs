@@ -1,36 +1,65 @@
-//! `#[input_guardrail(name, description, deps, timeout_ms, cheap, parallel)]` and
-//! `#[output_guardrail(name, description, deps, timeout_ms, cheap)]`.
+//! `#[input_guardrail(..)]` and `#[output_guardrail(..)]`: parse ([`InputGuardrailArgs`],
+//! [`OutputGuardrailArgs`]), check, expand; on error, a fallback impl of the component trait.
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-use crate::args::{Args, KeySpec, Shape, key};
-use crate::component::{construct_fn, finish, name_fields, parse_struct, register, registered};
+use crate::attr::docs::{INPUT_GUARDRAIL_DOC, MacroDoc, OUTPUT_GUARDRAIL_DOC};
+use crate::attr::model::{InputGuardrailArgs, Named, NoKeys, OutputGuardrailArgs};
+use crate::attr::value::{Int, PathList};
+use crate::check::{option_tokens, positive};
+use crate::component::{
+    construct_fn, fallback_construct, finish, name_fields, parse_named, parse_struct, register,
+    registered,
+};
 use crate::deps::Deps;
 use crate::diag::Errors;
-use crate::rules::{INPUT_GUARDRAIL, Kind, OUTPUT_GUARDRAIL, check_description, check_names};
-use crate::tool::{option_tokens, parse_positive};
+use crate::rules::{INPUT_GUARDRAIL, Kind, OUTPUT_GUARDRAIL};
 
-const INPUT_KEYS: &[KeySpec] = &[
-    key("name", Shape::Str, true),
-    key("description", Shape::Str, true),
-    key("deps", Shape::PathList, false),
-    key("timeout_ms", Shape::Int, false),
-    key("cheap", Shape::Flag, false),
-    key("parallel", Shape::Flag, false),
-];
+/// The keys both kinds have (`parallel` is `false` for an output guardrail).
+struct Args {
+    named: Named<NoKeys>,
+    deps: Option<PathList>,
+    timeout_ms: Option<Int>,
+    cheap: bool,
+    parallel: bool,
+}
 
-const OUTPUT_KEYS: &[KeySpec] = &[
-    key("name", Shape::Str, true),
-    key("description", Shape::Str, true),
-    key("deps", Shape::PathList, false),
-    key("timeout_ms", Shape::Int, false),
-    key("cheap", Shape::Flag, false),
-];
+impl From<InputGuardrailArgs> for Args {
+    fn from(a: InputGuardrailArgs) -> Self {
+        Args {
+            named: Named {
+                name: a.name,
+                description: a.description,
+                keys: NoKeys {},
+            },
+            deps: a.keys.deps,
+            timeout_ms: a.keys.timeout_ms,
+            cheap: a.keys.cheap.0,
+            parallel: a.keys.parallel.0,
+        }
+    }
+}
+
+impl From<OutputGuardrailArgs> for Args {
+    fn from(a: OutputGuardrailArgs) -> Self {
+        Args {
+            named: Named {
+                name: a.name,
+                description: a.description,
+                keys: NoKeys {},
+            },
+            deps: a.keys.deps,
+            timeout_ms: a.keys.timeout_ms,
+            cheap: a.keys.cheap.0,
+            parallel: false,
+        }
+    }
+}
 
 /// The two kinds differ in their trait, their build function and their keys.
 struct Side {
     kind: Kind,
-    keys: &'static [KeySpec],
+    doc: MacroDoc,
     component: &'static str,
     variant: &'static str,
     build: &'static str,
@@ -39,7 +68,7 @@ struct Side {
 
 const INPUT: Side = Side {
     kind: INPUT_GUARDRAIL,
-    keys: INPUT_KEYS,
+    doc: INPUT_GUARDRAIL_DOC,
     component: "InputGuardrailComponent",
     variant: "InputGuardrail",
     build: "build_input_guardrail",
@@ -48,7 +77,7 @@ const INPUT: Side = Side {
 
 const OUTPUT: Side = Side {
     kind: OUTPUT_GUARDRAIL,
-    keys: OUTPUT_KEYS,
+    doc: OUTPUT_GUARDRAIL_DOC,
     component: "OutputGuardrailComponent",
     variant: "OutputGuardrail",
     build: "build_output_guardrail",
@@ -56,35 +85,44 @@ const OUTPUT: Side = Side {
 };
 
 pub fn input(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand(&INPUT, attr, item)
+    expand::<InputGuardrailArgs>(&INPUT, attr, item)
 }
 
 pub fn output(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand(&OUTPUT, attr, item)
+    expand::<OutputGuardrailArgs>(&OUTPUT, attr, item)
 }
 
-fn expand(side: &Side, attr: TokenStream, item: TokenStream) -> TokenStream {
+fn expand<T: darling::FromMeta + Into<Args>>(
+    side: &Side,
+    attr: TokenStream,
+    item: TokenStream,
+) -> TokenStream {
     let mut errors = Errors::default();
     let item = match parse_struct(side.kind, item, &mut errors) {
         Ok(item) => item,
         Err(out) => return out,
     };
-    let args = Args::parse(side.kind.attr, attr, side.keys, &mut errors);
-    check_names(side.kind, args.str("name"), &item.ident, &mut errors);
-    check_description(side.kind, args.str("description"), &mut errors);
-    let deps = Deps::check(&item, args.paths("deps"), &mut errors);
-    let rule = side.kind.label.replace(' ', "-");
-    let timeout_ms = parse_positive(&rule, args.int("timeout_ms"), "timeout_ms", &mut errors);
-
-    finish(&item, errors, || {
+    let args: Option<Args> =
+        parse_named::<T>(side.kind, side.doc, attr, &item, &mut errors).map(Into::into);
+    let checked = args.as_ref().map(|args| {
+        (
+            Deps::check(&item, &args.deps, &mut errors),
+            positive(side.kind, "timeout_ms", &args.timeout_ms, &mut errors),
+        )
+    });
+    let fallback = registered(&item.ident, side.component, "GuardrailMeta")
+        .fallback("GUARDRAIL", fallback_construct());
+    let (Some(args), Some((deps, timeout_ms))) = (args, checked) else {
+        return finish(&item, errors, fallback, TokenStream::new);
+    };
+    finish(&item, errors, fallback, || {
         let ident = &item.ident;
-        let named = name_fields(&args);
+        let named = name_fields(&args.named);
         let dep_metas = deps.dep_metas();
         let construct = construct_fn(deps.construct(&quote!(Self)));
         let p = quote!(::agboss_core::__private);
         let timeout = option_tokens(timeout_ms, quote!(u64));
-        let cheap = args.flag("cheap");
-        let parallel = args.flag("parallel");
+        let (cheap, parallel) = (args.cheap, args.parallel);
         let boundary = syn::Ident::new(side.boundary, proc_macro2::Span::call_site());
         let build_fn = syn::Ident::new(side.build, proc_macro2::Span::call_site());
         // `[input-guardrail.missing-handler]` points at the struct name.
@@ -92,6 +130,7 @@ fn expand(side: &Side, attr: TokenStream, item: TokenStream) -> TokenStream {
         let build = quote_spanned! {span=>
             #p::#build_fn::<#ident>(services)
         };
+        let assertions = deps.assertions();
         register(
             registered(ident, side.component, "GuardrailMeta").registered_as(side.variant),
             quote! {
@@ -105,6 +144,7 @@ fn expand(side: &Side, attr: TokenStream, item: TokenStream) -> TokenStream {
             },
             construct,
             quote! {
+                #assertions
                 fn __agboss_build(
                     services: &#p::Services,
                 ) -> ::core::result::Result<#p::Arc<dyn #p::ErasedGuardrail>, #p::DiError> {

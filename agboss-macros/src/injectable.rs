@@ -3,7 +3,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::args::{Args, Shape, key};
+use crate::attr::docs::INJECTABLE_DOC;
+use crate::attr::model::InjectableArgs;
+use crate::attr::value::paths;
 use crate::component::{finish, parse_struct, register, registered};
 use crate::deps::Deps;
 use crate::diag::Errors;
@@ -16,46 +18,53 @@ const INJECTABLE: Kind = Kind {
     type_suffix: "",
 };
 
-const KEYS: &[crate::args::KeySpec] = &[
-    key("deps", Shape::PathList, false),
-    key("provided", Shape::Flag, false),
-    key("default", Shape::Flag, false),
-];
-
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let item = match parse_struct(INJECTABLE, item, &mut errors) {
         Ok(item) => item,
         Err(out) => return out,
     };
-    let args = Args::parse("injectable", attr, KEYS, &mut errors);
-    let provided = args.flag("provided");
-    let default = args.flag("default");
+    // `#[injectable]` alone takes every default.
+    let args = if attr.is_empty() {
+        Some(InjectableArgs::default())
+    } else {
+        crate::attr::parse::<InjectableArgs>(INJECTABLE_DOC, attr, &mut errors)
+    };
+    let fallback = registered(&item.ident, "Injectable", "InjectableMeta")
+        .fallback("INJECTABLE", TokenStream::new());
+    let Some(args) = args else {
+        return finish(&item, errors, fallback, TokenStream::new);
+    };
+    let (provided, default) = (args.provided.0, args.default.0);
+    let deps_span = args
+        .deps
+        .as_ref()
+        .map_or_else(proc_macro2::Span::call_site, |d| d.span);
     if provided && default {
         errors.push(syn::Error::new(
             proc_macro2::Span::call_site(),
             "[injectable.construction] choose one of `provided` (the app is handed an instance) and `default` (built with `Default::default()`)",
         ));
     }
-    if default && !args.paths("deps").is_empty() {
+    if default && !paths(&args.deps).is_empty() {
         errors.push(syn::Error::new(
-            args.paths_span("deps").unwrap_or_else(proc_macro2::Span::call_site),
+            deps_span,
             "[injectable.construction] a `default` service is built with `Default::default()`, so it takes no `deps`; remove one of them",
         ));
     }
-    if provided && !args.paths("deps").is_empty() {
+    if provided && !paths(&args.deps).is_empty() {
         errors.push(syn::Error::new(
-            args.paths_span("deps").unwrap_or_else(proc_macro2::Span::call_site),
+            deps_span,
             "[injectable.provided-deps] a `provided` service is handed to the app ready-made, so it takes no `deps`; remove one of them",
         ));
     }
     let deps = if provided || default {
         None
     } else {
-        Some(Deps::check(&item, args.paths("deps"), &mut errors))
+        Some(Deps::check(&item, &args.deps, &mut errors))
     };
 
-    finish(&item, errors, || {
+    finish(&item, errors, fallback, || {
         let ident = &item.ident;
         let p = quote!(::agboss_core::__private);
         // How the service is built: from its deps, with `Default`, or not at all (`provided`).
@@ -89,7 +98,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 construct: #construct,
             },
             TokenStream::new(),
-            TokenStream::new(),
+            deps.as_ref().map(Deps::assertions).unwrap_or_default(),
         )
     })
 }

@@ -1,20 +1,19 @@
-//! `#[tool_interceptor(name, description, deps, timeout_ms)]`.
+//! `#[tool_interceptor(..)]`: parse ([`InterceptorArgs`]), check, expand; on error, a fallback
+//! `impl ToolInterceptor`.
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
+use syn::ItemStruct;
 
-use crate::args::{Args, Shape, key};
-use crate::component::{construct_fn, finish, name_fields, parse_struct, register, registered};
+use crate::attr::docs::TOOL_INTERCEPTOR_DOC;
+use crate::attr::model::InterceptorArgs;
+use crate::check::{option_tokens, positive};
+use crate::component::{
+    construct_fn, fallback_construct, finish, name_fields, parse_named, parse_struct, register,
+    registered,
+};
 use crate::deps::Deps;
 use crate::diag::Errors;
-use crate::rules::{TOOL_INTERCEPTOR, check_description, check_names};
-use crate::tool::{option_tokens, parse_positive};
-
-const KEYS: &[crate::args::KeySpec] = &[
-    key("name", Shape::Str, true),
-    key("description", Shape::Str, true),
-    key("deps", Shape::PathList, false),
-    key("timeout_ms", Shape::Int, false),
-];
+use crate::rules::TOOL_INTERCEPTOR;
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
@@ -22,57 +21,90 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(item) => item,
         Err(out) => return out,
     };
-    let args = Args::parse("tool_interceptor", attr, KEYS, &mut errors);
-    check_names(TOOL_INTERCEPTOR, args.str("name"), &item.ident, &mut errors);
-    check_description(TOOL_INTERCEPTOR, args.str("description"), &mut errors);
-    let deps = Deps::check(&item, args.paths("deps"), &mut errors);
-    let timeout_ms = parse_positive(
-        "tool-interceptor",
-        args.int("timeout_ms"),
-        "timeout_ms",
+    let args = parse_named::<InterceptorArgs>(
+        TOOL_INTERCEPTOR,
+        TOOL_INTERCEPTOR_DOC,
+        attr,
+        &item,
         &mut errors,
     );
-
-    finish(&item, errors, || {
-        let ident = &item.ident;
-        let named = name_fields(&args);
-        let dep_metas = deps.dep_metas();
-        let construct = deps.construct(&quote!(Self));
-        let p = quote!(::agboss_core::__private);
-        let timeout = option_tokens(timeout_ms, quote!(u64));
-        // `[tool-interceptor.missing-handler]` points at the struct name: located at the struct name, resolved at the call site (hygiene stays with the bindings).
-        let span = proc_macro2::Span::call_site().located_at(ident.span());
-        let handler_check = quote_spanned! {span=>
-            #p::require_handler::<#ident, _, _>(before_marker, after_marker);
-        };
-        register(
-            registered(ident, "ToolInterceptor", "InterceptorMeta"),
-            quote! {
-                #named
-                deps: #dep_metas,
-                timeout_ms: #timeout,
-                build: __agboss_build,
-            },
-            construct_fn(construct),
-            quote! {
-                fn __agboss_build(
-                    services: &#p::Services,
-                ) -> ::core::result::Result<
-                    #p::Arc<dyn #p::ErasedInterceptor>,
-                    #p::DiError,
-                > {
-                    #[allow(unused_imports)]
-                    use #p::{ViaAfter as _, ViaBefore as _, ViaNoAfter as _, ViaNoBefore as _};
-                    let before_marker = (&&#p::Probe::<#ident>::new()).before_tag();
-                    let after_marker = (&&#p::Probe::<#ident>::new()).after_tag();
-                    #handler_check
-                    #p::TypedInterceptor::<#ident>::build(
-                        services,
-                        before_marker.hook::<#ident>(),
-                        after_marker.hook::<#ident>(),
-                    )
-                }
-            },
+    let checked = args.as_ref().map(|args| {
+        (
+            Deps::check(&item, &args.keys.deps, &mut errors),
+            positive(
+                TOOL_INTERCEPTOR,
+                "timeout_ms",
+                &args.keys.timeout_ms,
+                &mut errors,
+            ),
         )
+    });
+    let fallback = registered(&item.ident, "ToolInterceptor", "InterceptorMeta")
+        .fallback("INTERCEPTOR", fallback_construct());
+    let (Some(args), Some((deps, timeout_ms))) = (args, checked) else {
+        return finish(&item, errors, fallback, TokenStream::new);
+    };
+    finish(&item, errors, fallback, || {
+        generate(&item, &args, &deps, timeout_ms)
     })
+}
+
+fn generate(
+    item: &ItemStruct,
+    args: &InterceptorArgs,
+    deps: &Deps,
+    timeout_ms: Option<u64>,
+) -> TokenStream {
+    let ident = &item.ident;
+    let named = name_fields(args);
+    let dep_metas = deps.dep_metas();
+    let construct = deps.construct(&quote!(Self));
+    let p = quote!(::agboss_core::__private);
+    let timeout = option_tokens(timeout_ms, quote!(u64));
+    // `[tool-interceptor.missing-handler]`: one constant assertion at the struct name, whose
+    // message names only the user's type.
+    let message = format!(
+        "[tool-interceptor.missing-handler] `{ident}` implements neither `BeforeToolCall` nor `AfterToolCall`: add `impl BeforeToolCall for {ident}` (`async fn before_tool_call`), `impl AfterToolCall for {ident}` (`async fn after_tool_call`), or both"
+    );
+    let span = proc_macro2::Span::call_site().located_at(ident.span());
+    let handler_check = quote_spanned! {span=>
+        const _: () = {
+            #[allow(unused_imports)]
+            use #p::NoHooks as _;
+            if !(#p::Hooks::<#ident>::BEFORE || #p::Hooks::<#ident>::AFTER) {
+                ::core::panic!(#message)
+            }
+        };
+    };
+    let assertions = deps.assertions();
+    register(
+        registered(ident, "ToolInterceptor", "InterceptorMeta"),
+        quote! {
+            #named
+            deps: #dep_metas,
+            timeout_ms: #timeout,
+            build: __agboss_build,
+        },
+        construct_fn(construct),
+        quote! {
+            #handler_check
+            #assertions
+            fn __agboss_build(
+                services: &#p::Services,
+            ) -> ::core::result::Result<
+                #p::Arc<dyn #p::ErasedInterceptor>,
+                #p::DiError,
+            > {
+                #[allow(unused_imports)]
+                use #p::{ViaAfter as _, ViaBefore as _, ViaNoAfter as _, ViaNoBefore as _};
+                let before_marker = (&&#p::Probe::<#ident>::new()).before_tag();
+                let after_marker = (&&#p::Probe::<#ident>::new()).after_tag();
+                #p::TypedInterceptor::<#ident>::build(
+                    services,
+                    before_marker.hook::<#ident>(),
+                    after_marker.hook::<#ident>(),
+                )
+            }
+        },
+    )
 }

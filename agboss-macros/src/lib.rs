@@ -7,8 +7,9 @@
 //! `rules`.
 use proc_macro::TokenStream;
 
-mod args;
+mod attr;
 mod channel;
+mod check;
 mod component;
 mod deps;
 mod diag;
@@ -21,97 +22,398 @@ mod rules;
 mod scopes;
 mod tool;
 
-/// Derives `agboss_core::dto::Dto`: serde with camelCase wire names, a JSON Schema and validation.
-#[proc_macro_derive(Dto, attributes(text, integer, number, boolean, nested, schema))]
+/// Derives `agboss_core::dto::Dto`: serde with camelCase wire names, a JSON Schema and
+/// validation that reports every failure with its JSON path.
+///
+/// On a struct with named fields, each field carries one kind attribute: `#[text]`,
+/// `#[integer]`, `#[number]`, `#[boolean]`, `#[nested]`, `#[choice]`, `#[json]` or
+/// `#[schema]`, with a `prompt` (or a doc comment) and the constraints of its kind. On an enum
+/// of unit variants, a string enum that a `#[choice]` field holds.
+///
+/// See the [`agboss_core::dto`](../agboss_core/dto/index.html) module for every kind and key.
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::dto::Dto;
+///
+/// /// How fast to ship.
+/// #[derive(Dto, Debug, Clone, Copy, PartialEq)]
+/// pub enum Speed {
+///     Standard,
+///     #[dto(rename = "next-day")]
+///     Express,
+/// }
+///
+/// #[derive(Dto, Debug, Clone, PartialEq)]
+/// pub struct ShipDto {
+///     /// The order's reference.
+///     #[text(min_length = 3)]
+///     pub order_id: String,
+///     #[choice(prompt = "How fast to ship")]
+///     pub speed: Speed,
+///     /// Items per warehouse.
+///     #[integer(min = 1)]
+///     pub items: std::collections::BTreeMap<String, u32>,
+/// }
+///
+/// let ship = ShipDto::from_json_str(r#"{"orderId": "A-17", "speed": "next-day", "items": {"b": 2}}"#).unwrap();
+/// assert_eq!(ship.speed, Speed::Express);
+/// let err = ShipDto::from_json_str(r#"{"orderId": "A", "speed": "now", "items": {"b": 0}}"#).unwrap_err();
+/// assert_eq!(err.errors.len(), 3);
+/// ```
+#[proc_macro_derive(
+    Dto,
+    attributes(text, integer, number, boolean, nested, choice, json, schema, dto)
+)]
 pub fn derive_dto(input: TokenStream) -> TokenStream {
     dto::expand(input.into()).into()
 }
 
-/// Declares a tool: `name`, `description`, `input`, `output` (required); `max_result_size`,
-/// `max_input_size`, `timeout_ms` (bounds `run`), `idempotent` (a flag: a resumed run may rerun
-/// a call whose end was never journaled, with the same idempotency key), `tool_interceptors`,
-/// `exclude_tool_interceptors`, `pii_policies`, `deps`. See `agboss_core::contract::tool` and
-/// the README.
+/// Declares a tool: a struct implementing `ToolHandler<Input, Output>` (`async fn run`), whose
+/// every call goes through validation, the interceptors of its path, approval, `run`, output
+/// validation, truncation and masking. The struct's name ends in `Tool` and its `name` in
+/// `-tool`; each `deps` entry is one field, in order.
+///
+/// # Keys
+///
+/// | key | written as | default | meaning |
+/// | --- | --- | --- | --- |
+#[doc = include_str!("../doc/named.md")]
+#[doc = include_str!("../doc/tool.md")]
+#[doc = include_str!("../doc/cascade.md")]
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::dto::Dto;
+///
+/// #[derive(Dto, Debug, Clone, PartialEq)]
+/// pub struct OrderDto {
+///     /// The order's reference, e.g. A-17.
+///     #[text(min_length = 3)]
+///     pub order_id: String,
+/// }
+/// use agboss_core::*;
+///
+/// #[tool(name = "get-order-tool", description = "Loads an order", input = OrderDto,
+///        output = OrderDto, timeout_ms = 5000)]
+/// pub struct GetOrderTool;
+///
+/// impl ToolHandler<OrderDto, OrderDto> for GetOrderTool {
+///     async fn run(&self, input: OrderDto) -> Result<OrderDto, ToolError> {
+///         Ok(input)
+///     }
+/// }
+/// ```
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
 }
 
-/// Declares a human approval channel: `name` (kebab-case, ending in `-channel`), `description`
-/// (required); `deps` (services only: a channel is built once per app); `ttl_ms`, how long its
-/// tickets can be decided (default 24 h). The struct implements
+/// Declares a human approval channel: the struct implements
 /// `agboss_core::contract::channel::ApprovalChannel` (`notify`, `authorize`;
 /// `[channel.missing-handler]` if it does not). Tools name it with
-/// `#[tool(approval = ThisChannel)]`. See `agboss_core::contract::channel` and the README.
+/// `#[tool(approval = ThisChannel)]`.
+///
+/// # Keys
+///
+/// | key | written as | default | meaning |
+/// | --- | --- | --- | --- |
+#[doc = include_str!("../doc/named.md")]
+#[doc = include_str!("../doc/channel.md")]
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::*;
+/// use agboss_core::store::Ticket;
+///
+/// #[channel(name = "manager-channel", description = "A manager decides", ttl_ms = 3_600_000)]
+/// pub struct ManagerChannel;
+///
+/// impl ApprovalChannel for ManagerChannel {
+///     async fn notify(&self, _ticket: &Ticket) -> Result<(), ChannelError> {
+///         Ok(())
+///     }
+///     async fn authorize(&self, _approver: &Approver, _ticket: &Ticket) -> Result<bool, ChannelError> {
+///         Ok(true)
+///     }
+/// }
+/// ```
 #[proc_macro_attribute]
 pub fn channel(attr: TokenStream, item: TokenStream) -> TokenStream {
     channel::expand(attr.into(), item.into()).into()
 }
 
-/// Declares a tool interceptor: `name`, `description` (required); `deps`; `timeout_ms`, the time
-/// limit of each of its hooks (default: the app's `interceptor_timeout`, 10 s), past which the
-/// call fails closed. See `agboss_core::contract::interceptor` and the README.
+/// Declares a tool interceptor: the struct implements `BeforeToolCall`
+/// (`async fn before_tool_call`, decides), `AfterToolCall` (`async fn after_tool_call`, sees and
+/// may transform the output), or both (`[tool-interceptor.missing-handler]` if neither).
+///
+/// # Keys
+///
+/// | key | written as | default | meaning |
+/// | --- | --- | --- | --- |
+#[doc = include_str!("../doc/named.md")]
+#[doc = include_str!("../doc/tool_interceptor.md")]
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::*;
+///
+/// #[tool_interceptor(name = "audit-tool-interceptor", description = "Audits every call",
+///                    deps = [TenantContext], timeout_ms = 2000)]
+/// pub struct AuditToolInterceptor {
+///     tenant: TenantContext,
+/// }
+///
+/// impl BeforeToolCall for AuditToolInterceptor {
+///     async fn before_tool_call(&self, _call: &ToolCallContext<'_>) -> Result<ToolCallDecision, InterceptorError> {
+///         let _ = &self.tenant;
+///         Ok(ToolCallDecision::allow())
+///     }
+/// }
+/// ```
 #[proc_macro_attribute]
 pub fn tool_interceptor(attr: TokenStream, item: TokenStream) -> TokenStream {
     interceptor::expand(attr.into(), item.into()).into()
 }
 
 /// Declares an input guardrail: a check of the user's input at the boundary of an agent or
-/// router, before its model is called. Keys: `name` (kebab-case, ending in
-/// `-input-guardrail`), `description` (required); `deps` (services and `TenantContext`);
-/// `timeout_ms` (time limit of one check, default the app's `guardrail_timeout`, 10 s; past it
-/// the step fails closed); `cheap` (a flag: runs before the guardrails of its boundary that are
-/// not); `parallel` (a flag: the model's first turn starts while it runs, but no tool call
-/// executes and nothing reaches the caller until it passed). The struct implements
-/// `agboss_core::InputGuardrail` (`[input-guardrail.missing-handler]` if it does not). See
-/// `agboss_core::contract::guardrail`.
+/// router, before its model is called. The struct implements `agboss_core::InputGuardrail`
+/// (`[input-guardrail.missing-handler]` if it does not).
+///
+/// # Keys
+///
+/// | key | written as | default | meaning |
+/// | --- | --- | --- | --- |
+#[doc = include_str!("../doc/named.md")]
+#[doc = include_str!("../doc/input_guardrail.md")]
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::*;
+///
+/// #[input_guardrail(name = "injection-input-guardrail", description = "Stops prompt injection", cheap)]
+/// pub struct InjectionInputGuardrail;
+///
+/// impl InputGuardrail for InjectionInputGuardrail {
+///     async fn check_input(&self, input: &GuardrailContext<'_>) -> Result<GuardrailVerdict, GuardrailError> {
+///         Ok(if input.text().contains("ignore previous instructions") {
+///             GuardrailVerdict::block("prompt injection")
+///         } else {
+///             GuardrailVerdict::pass()
+///         })
+///     }
+/// }
+/// ```
 #[proc_macro_attribute]
 pub fn input_guardrail(attr: TokenStream, item: TokenStream) -> TokenStream {
     guardrail::input(attr.into(), item.into()).into()
 }
 
 /// Declares an output guardrail: a check of the answer of an agent (or a router's route)
-/// before the caller reads it, and of every streamed window before it is released. Keys:
-/// `name` (kebab-case, ending in `-output-guardrail`), `description` (required); `deps`;
-/// `timeout_ms`; `cheap` (as for `#[input_guardrail]`). The struct implements
-/// `agboss_core::OutputGuardrail` (`[output-guardrail.missing-handler]` if it does not).
+/// before the caller reads it, and of every streamed window before it is released. The
+/// struct implements `agboss_core::OutputGuardrail` (`[output-guardrail.missing-handler]` if
+/// it does not).
+///
+/// # Keys
+///
+/// | key | written as | default | meaning |
+/// | --- | --- | --- | --- |
+#[doc = include_str!("../doc/named.md")]
+#[doc = include_str!("../doc/output_guardrail.md")]
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::*;
+///
+/// #[output_guardrail(name = "secret-output-guardrail", description = "Hides secrets")]
+/// pub struct SecretOutputGuardrail;
+///
+/// impl OutputGuardrail for SecretOutputGuardrail {
+///     async fn check_output(&self, output: &GuardrailContext<'_>) -> Result<GuardrailVerdict, GuardrailError> {
+///         let text = output.text();
+///         Ok(if text.contains("secret") {
+///             GuardrailVerdict::rewrite(text.replace("secret", "[redacted]"))
+///         } else {
+///             GuardrailVerdict::pass()
+///         })
+///     }
+/// }
+/// ```
 #[proc_macro_attribute]
 pub fn output_guardrail(attr: TokenStream, item: TokenStream) -> TokenStream {
     guardrail::output(attr.into(), item.into()).into()
 }
 
 /// Declares a PII policy: which personal data to mask in what a tool call sends to a model,
-/// and how. See `agboss_core::contract::pii_policy` for the options.
+/// and how. Scopes and tools attach it with `pii_policies = [...]`.
+///
+/// # Keys
+///
+/// | key | written as | default | meaning |
+/// | --- | --- | --- | --- |
+#[doc = include_str!("../doc/named.md")]
+#[doc = include_str!("../doc/pii_policy.md")]
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::*;
+///
+/// #[pii_policy(name = "contact-pii-policy", description = "Hides e-mails and cards",
+///              detectors = [email, card], strategy = "partial", keep = 4)]
+/// pub struct ContactPiiPolicy;
+/// ```
 #[proc_macro_attribute]
 pub fn pii_policy(attr: TokenStream, item: TokenStream) -> TokenStream {
     pii_policy::expand(attr.into(), item.into()).into()
 }
 
-/// Declares an injectable, app-wide service.
+/// Declares an injectable, app-wide service: one instance per app, built when the app is
+/// built (from its `deps`, with `Default`, or handed to the app when `provided`). Components
+/// take it as a field `Arc<Service>` (or `Service` when it is `Clone`) listed in their `deps`.
+///
+/// # Keys
+///
+/// | key | written as | default | meaning |
+/// | --- | --- | --- | --- |
+#[doc = include_str!("../doc/injectable.md")]
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::*;
+///
+/// #[injectable(default)]
+/// #[derive(Default)]
+/// pub struct Clock;
+///
+/// #[injectable(deps = [Clock])]
+/// pub struct Orders {
+///     clock: std::sync::Arc<Clock>,
+/// }
+/// ```
 #[proc_macro_attribute]
 pub fn injectable(attr: TokenStream, item: TokenStream) -> TokenStream {
     injectable::expand(attr.into(), item.into()).into()
 }
 
-/// Declares an agent: a model in a tool loop over its tools.
+/// Declares an agent: a model in a tool loop over its tools, a scope of the cascade (what it
+/// attaches applies to the tool calls and texts under it).
+///
+/// # Keys
+///
+/// | key | written as | default | meaning |
+/// | --- | --- | --- | --- |
+#[doc = include_str!("../doc/named.md")]
+#[doc = include_str!("../doc/agent.md")]
+#[doc = include_str!("../doc/cascade.md")]
+#[doc = include_str!("../doc/guardrails.md")]
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::*;
+///
+/// #[agent(name = "billing-agent", description = "Answers billing questions",
+///         instructions = "Be brief.", max_turns = 6, tool_errors = "fail-step")]
+/// pub struct BillingAgent;
+/// ```
 #[proc_macro_attribute]
 pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
     scopes::agent(attr.into(), item.into()).into()
 }
 
-/// Declares a router: picks one of its agents for an input.
+/// Declares a router: its model picks one of its agents (`routes`) for an input.
+///
+/// # Keys
+///
+/// | key | written as | default | meaning |
+/// | --- | --- | --- | --- |
+#[doc = include_str!("../doc/named.md")]
+#[doc = include_str!("../doc/router.md")]
+#[doc = include_str!("../doc/guardrails.md")]
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::*;
+///
+/// #[agent(name = "billing-agent", description = "Answers billing questions")]
+/// pub struct BillingAgent;
+///
+/// #[router(name = "support-router", description = "Routes a request", routes = [BillingAgent],
+///          fallback = BillingAgent)]
+/// pub struct SupportRouter;
+/// ```
 #[proc_macro_attribute]
 pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
     scopes::router(attr.into(), item.into()).into()
 }
 
-/// Declares a workflow: the scope between the application and its agents.
+/// Declares a workflow: the scope between the application and its agents and routers.
+///
+/// # Keys
+///
+/// | key | written as | default | meaning |
+/// | --- | --- | --- | --- |
+#[doc = include_str!("../doc/named.md")]
+#[doc = include_str!("../doc/workflow.md")]
+#[doc = include_str!("../doc/cascade.md")]
+#[doc = include_str!("../doc/guardrails.md")]
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::*;
+///
+/// #[agent(name = "billing-agent", description = "Answers billing questions")]
+/// pub struct BillingAgent;
+///
+/// #[workflow(name = "support-workflow", description = "Support", agents = [BillingAgent],
+///            max_result_size = 8192)]
+/// pub struct SupportWorkflow;
+/// ```
 #[proc_macro_attribute]
 pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
     scopes::workflow(attr.into(), item.into()).into()
 }
 
-/// Declares the application: the outermost scope.
+/// Declares the application: the outermost scope (it inherits nothing, so it excludes
+/// nothing: `[cascade.nothing-to-exclude]`).
+///
+/// # Keys
+///
+/// | key | written as | default | meaning |
+/// | --- | --- | --- | --- |
+#[doc = include_str!("../doc/named.md")]
+#[doc = include_str!("../doc/application.md")]
+#[doc = include_str!("../doc/cascade.md")]
+#[doc = include_str!("../doc/guardrails.md")]
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::*;
+///
+/// #[agent(name = "billing-agent", description = "Answers billing questions")]
+/// pub struct BillingAgent;
+///
+/// #[workflow(name = "support-workflow", description = "Support", agents = [BillingAgent])]
+/// pub struct SupportWorkflow;
+///
+/// #[application(name = "support-desk-application", description = "The support desk",
+///               workflows = [SupportWorkflow])]
+/// pub struct SupportDeskApplication;
+///
+/// let app = App::builder().application::<SupportDeskApplication>().build().unwrap();
+/// assert!(app.describe().contains("support-workflow"));
+/// ```
 #[proc_macro_attribute]
 pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
     scopes::application(attr.into(), item.into()).into()

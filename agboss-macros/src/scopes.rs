@@ -1,119 +1,90 @@
 //! `#[agent]`, `#[router]`, `#[workflow]` and `#[application]`: the scopes of the cascade.
-//! Each parses its keys into the shared argument model, applies the shared naming rules,
-//! checks its lists, then expands to its trait impl and registration entry.
+//! Each parses its keys into its model (the shared [`Cascade`] and [`Guardrails`] groups
+//! flattened in), checks them (the shared rules of `check`, then its own), then expands to its
+//! trait impl and registration entry; on error, a fallback impl.
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::ItemStruct;
 
-use crate::args::{Args, KeySpec, Shape, key};
+use crate::attr::docs::{AGENT_DOC, APPLICATION_DOC, MacroDoc, ROUTER_DOC, WORKFLOW_DOC};
+use crate::attr::model::{
+    AgentArgs, ApplicationArgs, Cascade, Guardrails, RouterArgs, WorkflowArgs,
+};
+use crate::attr::value::{PathList, Str, paths};
+use crate::check::{self, positive};
 use crate::component::{
-    check_attach_exclude, check_no_duplicates, finish, interceptor_list, meta_list, name_fields,
-    parse_struct, register, registered,
+    finish, meta_list, name_fields, parse_named, parse_struct, register, registered,
 };
 use crate::diag::Errors;
-use crate::rules::{self, Kind, check_description, check_names};
+use crate::rules::{self, Kind};
 
-fn common(
-    kind: Kind,
-    keys: &[KeySpec],
-    attr: TokenStream,
-    item: TokenStream,
-) -> Result<(ItemStruct, Args, Errors), TokenStream> {
-    let mut errors = Errors::default();
-    let item = parse_struct(kind, item, &mut errors)?;
-    let args = Args::parse(kind.attr, attr, keys, &mut errors);
-    check_names(kind, args.str("name"), &item.ident, &mut errors);
-    check_description(kind, args.str("description"), &mut errors);
-    for list in [
-        "tools",
-        "agents",
-        "routers",
-        "workflows",
-        "routes",
-        "tool_interceptors",
-        "exclude_tool_interceptors",
-        "pii_policies",
-        "input_guardrails",
-        "exclude_input_guardrails",
-        "output_guardrails",
-        "exclude_output_guardrails",
-    ] {
-        check_no_duplicates(list, args.paths(list), &mut errors);
-    }
-    for (attach, exclude) in [
-        ("tool_interceptors", "exclude_tool_interceptors"),
-        ("input_guardrails", "exclude_input_guardrails"),
-        ("output_guardrails", "exclude_output_guardrails"),
-    ] {
-        check_attach_exclude(
-            args.paths(attach),
-            args.paths(exclude),
-            exclude,
-            &mut errors,
-        );
-    }
-    Ok((item, args, errors))
-}
-
-fn positive(args: &Args, key: &str, kind: Kind, errors: &mut Errors) -> TokenStream {
-    let Some(lit) = args.int(key) else {
-        return quote!(::core::option::Option::None);
-    };
-    match lit.base10_parse::<u64>() {
-        Ok(v) if v > 0 => {
+/// `Option<n>` tokens of a checked number.
+fn option(value: Option<u64>) -> TokenStream {
+    match value {
+        Some(v) => {
             let lit = proc_macro2::Literal::u64_unsuffixed(v);
             quote!(::core::option::Option::Some(#lit))
         }
-        _ => {
-            errors.push(syn::Error::new(
-                lit.span(),
-                format!(
-                    "[{}.{}] `{key}` must be a positive whole number",
-                    kind.label.replace(' ', "-"),
-                    key.replace('_', "-")
-                ),
-            ));
-            quote!(::core::option::Option::None)
-        }
+        None => quote!(::core::option::Option::None),
     }
 }
 
-fn str_or_empty(args: &Args, key: &str) -> TokenStream {
-    match args.str(key) {
-        Some(s) => quote!(#s),
+fn str_or_empty(s: &Option<Str>) -> TokenStream {
+    match s {
+        Some(s) => {
+            let s = &s.0;
+            quote!(#s)
+        }
         None => quote!(""),
     }
 }
 
-const AGENT_KEYS: &[KeySpec] = &[
-    key("name", Shape::Str, true),
-    key("description", Shape::Str, true),
-    key("instructions", Shape::Str, false),
-    key("tools", Shape::PathList, false),
-    key("tool_interceptors", Shape::PathList, false),
-    key("exclude_tool_interceptors", Shape::PathList, false),
-    key("pii_policies", Shape::PathList, false),
-    key("max_turns", Shape::Int, false),
-    key("max_parallel_tool_calls", Shape::Int, false),
-    key("tool_errors", Shape::Str, false),
-    key("max_result_size", Shape::Int, false),
-    key("input_guardrails", Shape::PathList, false),
-    key("exclude_input_guardrails", Shape::PathList, false),
-    key("output_guardrails", Shape::PathList, false),
-    key("exclude_output_guardrails", Shape::PathList, false),
-    key("mask_answer", Shape::Flag, false),
-];
+/// Parses a scope: the item, its model, the fallback of its trait.
+fn parse_scope<T: darling::FromMeta>(
+    kind: Kind,
+    doc: MacroDoc,
+    trait_name: &'static str,
+    meta_type: &'static str,
+    placeholder: &str,
+    attr: TokenStream,
+    item: TokenStream,
+) -> Result<(ItemStruct, Option<T>, Errors, TokenStream), TokenStream> {
+    let mut errors = Errors::default();
+    let item = parse_struct(kind, item, &mut errors)?;
+    let args = parse_named::<T>(kind, doc, attr, &item, &mut errors);
+    let fallback =
+        registered(&item.ident, trait_name, meta_type).fallback(placeholder, TokenStream::new());
+    Ok((item, args, errors, fallback))
+}
 
 pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
     let kind = rules::AGENT;
-    let (item, args, mut errors) = match common(kind, AGENT_KEYS, attr, item) {
+    let (item, args, mut errors, fallback) = match parse_scope::<AgentArgs>(
+        kind,
+        AGENT_DOC,
+        "Agent",
+        "AgentMeta",
+        "AGENT",
+        attr,
+        item,
+    ) {
         Ok(x) => x,
         Err(out) => return out,
     };
-    let max_turns = positive(&args, "max_turns", kind, &mut errors);
-    let max_parallel = positive(&args, "max_parallel_tool_calls", kind, &mut errors);
-    let max_result_size = positive(&args, "max_result_size", kind, &mut errors);
-    let policy = match args.str("tool_errors").map(|s| (s.value(), s)) {
+    let Some(args) = args else {
+        return finish(&item, errors, fallback, TokenStream::new);
+    };
+    check::no_duplicates("tools", &args.keys.tools, &mut errors);
+    let max_result_size = check::cascade(kind, &args.keys.scope.rest, &mut errors);
+    check::guardrails(&args.keys.scope, &mut errors);
+    let max_turns = positive(kind, "max_turns", &args.keys.max_turns, &mut errors);
+    let max_parallel = positive(
+        kind,
+        "max_parallel_tool_calls",
+        &args.keys.max_parallel_tool_calls,
+        &mut errors,
+    );
+    let policy = match args.keys.tool_errors.as_ref().map(|s| (s.0.value(), &s.0)) {
         None => quote!(Report),
         Some((v, _)) if v == "report" => quote!(Report),
         Some((v, _)) if v == "fail-step" => quote!(FailStep),
@@ -125,13 +96,15 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
             quote!(Report)
         }
     };
-    finish(&item, errors, || {
+    finish(&item, errors, fallback, || {
         let p = quote!(::agboss_core::__private);
         let named = name_fields(&args);
-        let instructions = str_or_empty(&args, "instructions");
-        let tools = meta_list(args.paths("tools"), "Tool");
-        let cascade = cascade_fields(&args);
-        let guardrails = guardrail_fields(&args);
+        let instructions = str_or_empty(&args.keys.instructions);
+        let tools = meta_list(paths(&args.keys.tools), "Tool");
+        let cascade = cascade_fields(&args.keys.scope.rest);
+        let guardrails = guardrail_fields(&args.keys.scope);
+        let (max_turns, max_parallel) = (option(max_turns), option(max_parallel));
+        let max_result_size = option(max_result_size);
         register(
             registered(&item.ident, "Agent", "AgentMeta"),
             quote! {
@@ -151,51 +124,53 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
     })
 }
 
-const ROUTER_KEYS: &[KeySpec] = &[
-    key("name", Shape::Str, true),
-    key("description", Shape::Str, true),
-    key("instructions", Shape::Str, false),
-    key("routes", Shape::PathList, true),
-    key("fallback", Shape::Path, false),
-    key("input_guardrails", Shape::PathList, false),
-    key("exclude_input_guardrails", Shape::PathList, false),
-    key("output_guardrails", Shape::PathList, false),
-    key("exclude_output_guardrails", Shape::PathList, false),
-    key("mask_answer", Shape::Flag, false),
-];
-
 pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
     let kind = rules::ROUTER;
-    let (item, args, mut errors) = match common(kind, ROUTER_KEYS, attr, item) {
+    let (item, args, mut errors, fallback) = match parse_scope::<RouterArgs>(
+        kind,
+        ROUTER_DOC,
+        "Router",
+        "RouterMeta",
+        "ROUTER",
+        attr,
+        item,
+    ) {
         Ok(x) => x,
         Err(out) => return out,
     };
-    if let Some(span) = args.paths_span("routes")
-        && args.paths("routes").is_empty()
-    {
+    let Some(args) = args else {
+        return finish(&item, errors, fallback, TokenStream::new);
+    };
+    let routes = Some(args.keys.routes.clone());
+    check::no_duplicates("routes", &routes, &mut errors);
+    check::guardrails(&args.keys.scope, &mut errors);
+    if args.keys.routes.paths.is_empty() {
         errors.push(syn::Error::new(
-            span,
+            args.keys.routes.span,
             "[router.no-routes] a router needs at least one agent in `routes = [...]`",
         ));
     }
-    if let Some(fallback) = args.path("fallback")
-        && !args.paths("routes").iter().any(|r| r == fallback)
+    if let Some(fallback) = &args.keys.fallback
+        && !args.keys.routes.paths.contains(&fallback.0)
     {
         errors.push(syn::Error::new_spanned(
-            fallback,
+            &fallback.0,
             "[router.fallback] the fallback must be one of the router's `routes`",
         ));
     }
-    finish(&item, errors, || {
+    finish(&item, errors, fallback, || {
         let p = quote!(::agboss_core::__private);
         let named = name_fields(&args);
-        let instructions = str_or_empty(&args, "instructions");
-        let routes = meta_list(args.paths("routes"), "Agent");
-        let fallback = match args.path("fallback") {
-            Some(f) => quote!(::core::option::Option::Some(<#f as #p::Agent>::META)),
+        let instructions = str_or_empty(&args.keys.instructions);
+        let routes = meta_list(&args.keys.routes.paths, "Agent");
+        let fallback = match &args.keys.fallback {
+            Some(f) => {
+                let f = &f.0;
+                quote!(::core::option::Option::Some(<#f as #p::Agent>::META))
+            }
             None => quote!(::core::option::Option::None),
         };
-        let guardrails = guardrail_fields(&args);
+        let guardrails = guardrail_fields(&args.keys.scope);
         register(
             registered(&item.ident, "Router", "RouterMeta"),
             quote! {
@@ -211,35 +186,46 @@ pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
     })
 }
 
-const WORKFLOW_KEYS: &[KeySpec] = &[
-    key("name", Shape::Str, true),
-    key("description", Shape::Str, true),
-    key("agents", Shape::PathList, false),
-    key("routers", Shape::PathList, false),
-    key("tools", Shape::PathList, false),
-    key("tool_interceptors", Shape::PathList, false),
-    key("exclude_tool_interceptors", Shape::PathList, false),
-    key("pii_policies", Shape::PathList, false),
-    key("max_result_size", Shape::Int, false),
-    key("input_guardrails", Shape::PathList, false),
-    key("exclude_input_guardrails", Shape::PathList, false),
-    key("output_guardrails", Shape::PathList, false),
-    key("exclude_output_guardrails", Shape::PathList, false),
-    key("mask_answer", Shape::Flag, false),
-];
+/// The member lists of a workflow or application: no type twice.
+fn check_members(lists: &[(&str, &Option<PathList>)], errors: &mut Errors) {
+    for (key, list) in lists {
+        check::no_duplicates(key, list, errors);
+    }
+}
 
 pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
     let kind = rules::WORKFLOW;
-    let (item, args, mut errors) = match common(kind, WORKFLOW_KEYS, attr, item) {
+    let (item, args, mut errors, fallback) = match parse_scope::<WorkflowArgs>(
+        kind,
+        WORKFLOW_DOC,
+        "Workflow",
+        "WorkflowMeta",
+        "WORKFLOW",
+        attr,
+        item,
+    ) {
         Ok(x) => x,
         Err(out) => return out,
     };
-    let max_result_size = positive(&args, "max_result_size", kind, &mut errors);
-    finish(&item, errors, || {
+    let Some(args) = args else {
+        return finish(&item, errors, fallback, TokenStream::new);
+    };
+    check_members(
+        &[
+            ("agents", &args.keys.agents),
+            ("routers", &args.keys.routers),
+            ("tools", &args.keys.tools),
+        ],
+        &mut errors,
+    );
+    let max_result_size = check::cascade(kind, &args.keys.scope.rest, &mut errors);
+    check::guardrails(&args.keys.scope, &mut errors);
+    finish(&item, errors, fallback, || {
         let named = name_fields(&args);
-        let members = member_fields(&args);
-        let cascade = cascade_fields(&args);
-        let guardrails = guardrail_fields(&args);
+        let members = member_fields(&args.keys.agents, &args.keys.routers, &args.keys.tools);
+        let cascade = cascade_fields(&args.keys.scope.rest);
+        let guardrails = guardrail_fields(&args.keys.scope);
+        let max_result_size = option(max_result_size);
         register(
             registered(&item.ident, "Workflow", "WorkflowMeta"),
             quote! {
@@ -255,51 +241,59 @@ pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
     })
 }
 
-const APPLICATION_KEYS: &[KeySpec] = &[
-    key("name", Shape::Str, true),
-    key("description", Shape::Str, true),
-    key("workflows", Shape::PathList, false),
-    key("agents", Shape::PathList, false),
-    key("routers", Shape::PathList, false),
-    key("tools", Shape::PathList, false),
-    key("tool_interceptors", Shape::PathList, false),
-    key("exclude_tool_interceptors", Shape::PathList, false),
-    key("pii_policies", Shape::PathList, false),
-    key("max_result_size", Shape::Int, false),
-    key("input_guardrails", Shape::PathList, false),
-    key("exclude_input_guardrails", Shape::PathList, false),
-    key("output_guardrails", Shape::PathList, false),
-    key("exclude_output_guardrails", Shape::PathList, false),
-    key("mask_answer", Shape::Flag, false),
-];
-
 pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
     let kind = rules::APPLICATION;
-    let (item, args, mut errors) = match common(kind, APPLICATION_KEYS, attr, item) {
+    let (item, args, mut errors, fallback) = match parse_scope::<ApplicationArgs>(
+        kind,
+        APPLICATION_DOC,
+        "Application",
+        "ApplicationMeta",
+        "APPLICATION",
+        attr,
+        item,
+    ) {
         Ok(x) => x,
         Err(out) => return out,
     };
-    for list in ["exclude_input_guardrails", "exclude_output_guardrails"] {
-        if let Some(span) = args.paths_span(list) {
+    let Some(args) = args else {
+        return finish(&item, errors, fallback, TokenStream::new);
+    };
+    check_members(
+        &[
+            ("workflows", &args.keys.workflows),
+            ("agents", &args.keys.agents),
+            ("routers", &args.keys.routers),
+            ("tools", &args.keys.tools),
+        ],
+        &mut errors,
+    );
+    let max_result_size = check::cascade(kind, &args.keys.scope.rest, &mut errors);
+    check::guardrails(&args.keys.scope, &mut errors);
+    let g = &args.keys.scope;
+    for (list, key) in [
+        (&g.exclude_input_guardrails, "exclude_input_guardrails"),
+        (&g.exclude_output_guardrails, "exclude_output_guardrails"),
+    ] {
+        if let Some(list) = list {
             errors.push(syn::Error::new(
-                span,
-                format!("[cascade.nothing-to-exclude] the application is the outermost scope, so it inherits nothing to exclude; remove `{list}` here and exclude at an inner scope (workflow, agent or router)"),
+                list.span,
+                format!("[cascade.nothing-to-exclude] the application is the outermost scope, so it inherits nothing to exclude; remove `{key}` here and exclude at an inner scope (workflow, agent or router)"),
             ));
         }
     }
-    if let Some(first) = args.paths("exclude_tool_interceptors").first() {
+    if let Some(first) = paths(&args.keys.scope.rest.exclude_tool_interceptors).first() {
         errors.push(syn::Error::new_spanned(
             first,
             "[cascade.nothing-to-exclude] the application is the outermost scope, so it inherits nothing to exclude; remove `exclude_tool_interceptors` here and exclude at an inner scope (workflow, agent or tool)",
         ));
     }
-    let max_result_size = positive(&args, "max_result_size", kind, &mut errors);
-    finish(&item, errors, || {
+    finish(&item, errors, fallback, || {
         let named = name_fields(&args);
-        let workflows = meta_list(args.paths("workflows"), "Workflow");
-        let members = member_fields(&args);
-        let attach = attach_fields(&args);
-        let guardrails = guardrail_fields(&args);
+        let workflows = meta_list(paths(&args.keys.workflows), "Workflow");
+        let members = member_fields(&args.keys.agents, &args.keys.routers, &args.keys.tools);
+        let attach = attach_fields(&args.keys.scope.rest);
+        let guardrails = guardrail_fields(&args.keys.scope);
+        let max_result_size = option(max_result_size);
         register(
             registered(&item.ident, "Application", "ApplicationMeta"),
             quote! {
@@ -317,43 +311,47 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// `agents`, `routers`, `tools` of a workflow or application.
-fn member_fields(args: &Args) -> TokenStream {
-    let agents = meta_list(args.paths("agents"), "Agent");
-    let routers = meta_list(args.paths("routers"), "Router");
-    let tools = meta_list(args.paths("tools"), "Tool");
+fn member_fields(
+    agents: &Option<PathList>,
+    routers: &Option<PathList>,
+    tools: &Option<PathList>,
+) -> TokenStream {
+    let agents = meta_list(paths(agents), "Agent");
+    let routers = meta_list(paths(routers), "Router");
+    let tools = meta_list(paths(tools), "Tool");
     quote!(agents: #agents, routers: #routers, tools: #tools,)
 }
 
 /// What a scope attaches: `tool_interceptors` and `pii_policies`.
-fn attach_fields(args: &Args) -> TokenStream {
-    let attach = interceptor_list(args.paths("tool_interceptors"));
-    let pii_policies = meta_list(args.paths("pii_policies"), "PiiPolicy");
+fn attach_fields(c: &Cascade) -> TokenStream {
+    let attach = meta_list(paths(&c.tool_interceptors), "ToolInterceptor");
+    let pii_policies = meta_list(paths(&c.pii_policies), "PiiPolicy");
     quote!(tool_interceptors: #attach, pii_policies: #pii_policies,)
 }
 
 /// What an inner scope attaches and excludes.
-fn cascade_fields(args: &Args) -> TokenStream {
-    let attach = attach_fields(args);
-    let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
+fn cascade_fields(c: &Cascade) -> TokenStream {
+    let attach = attach_fields(c);
+    let exclude = meta_list(paths(&c.exclude_tool_interceptors), "ToolInterceptor");
     quote!(#attach exclude_tool_interceptors: #exclude,)
 }
 
 /// `ScopeGuardrails { .. }` of a scope: its guardrail lists (each entry spanned at the user's
 /// path, so a wrong type reads `[input-guardrail.not-a-guardrail]` at the right place) and
 /// `mask_answer`.
-fn guardrail_fields(args: &Args) -> TokenStream {
+fn guardrail_fields<T>(g: &Guardrails<T>) -> TokenStream {
     let p = quote!(::agboss_core::__private);
-    let input = meta_list(args.paths("input_guardrails"), "InputGuardrailComponent");
+    let input = meta_list(paths(&g.input_guardrails), "InputGuardrailComponent");
     let exclude_input = meta_list(
-        args.paths("exclude_input_guardrails"),
+        paths(&g.exclude_input_guardrails),
         "InputGuardrailComponent",
     );
-    let output = meta_list(args.paths("output_guardrails"), "OutputGuardrailComponent");
+    let output = meta_list(paths(&g.output_guardrails), "OutputGuardrailComponent");
     let exclude_output = meta_list(
-        args.paths("exclude_output_guardrails"),
+        paths(&g.exclude_output_guardrails),
         "OutputGuardrailComponent",
     );
-    let mask_answer = args.flag("mask_answer");
+    let mask_answer = g.mask_answer.0;
     quote! {
         #p::ScopeGuardrails {
             input: #input,

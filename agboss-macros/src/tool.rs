@@ -1,33 +1,47 @@
-//! `#[tool(name, description, input, output, max_result_size, max_input_size, timeout_ms, idempotent,
-//! tool_interceptors, exclude_tool_interceptors, pii_policies, deps)]`.
+//! `#[tool(..)]`: parse ([`ToolArgs`]), check, expand; on error, a fallback `impl Tool`.
 use proc_macro2::TokenStream;
 use quote::quote;
+use syn::ItemStruct;
 
-use crate::args::{Args, Shape, key};
+use crate::attr::docs::TOOL_DOC;
+use crate::attr::model::ToolArgs;
+use crate::attr::value::paths;
+use crate::check::{self, option_tokens, positive};
 use crate::component::{
-    check_attach_exclude, construct_fn, finish, interceptor_list, meta_list, name_fields,
-    parse_struct, register, registered,
+    construct_fn, fallback_construct, finish, meta_list, name_fields, parse_named, parse_struct,
+    register, registered,
 };
 use crate::deps::Deps;
 use crate::diag::Errors;
-use crate::rules::{TOOL, check_description, check_names};
+use crate::rules::TOOL;
 
-const KEYS: &[crate::args::KeySpec] = &[
-    key("name", Shape::Str, true),
-    key("description", Shape::Str, true),
-    key("input", Shape::Path, true),
-    key("output", Shape::Path, true),
-    key("max_result_size", Shape::Int, false),
-    key("max_input_size", Shape::Int, false),
-    key("timeout_ms", Shape::Int, false),
-    key("idempotent", Shape::Flag, false),
-    key("approval", Shape::Path, false),
-    key("approval_when", Shape::Path, false),
-    key("tool_interceptors", Shape::PathList, false),
-    key("exclude_tool_interceptors", Shape::PathList, false),
-    key("pii_policies", Shape::PathList, false),
-    key("deps", Shape::PathList, false),
-];
+/// What the checks found valid, for the expansion.
+struct Checked {
+    max_result_size: Option<u64>,
+    max_input_size: Option<u64>,
+    timeout_ms: Option<u64>,
+    deps: Deps,
+}
+
+fn check(item: &ItemStruct, args: &ToolArgs, errors: &mut Errors) -> Checked {
+    let max_result_size = check::cascade(TOOL, &args.keys.cascade, errors);
+    let timeout_ms = positive(TOOL, "timeout_ms", &args.keys.timeout_ms, errors);
+    let max_input_size = positive(TOOL, "max_input_size", &args.keys.max_input_size, errors);
+    let deps = Deps::check(item, &args.keys.deps, errors);
+    if let (Some(when), None) = (&args.keys.approval_when, &args.keys.approval) {
+        errors.push(syn::Error::new_spanned(
+            &when.0,
+            "[tool.approval-when-without-approval] `approval_when` needs `approval = SomeChannel`: \
+             name the channel that decides the calls it selects",
+        ));
+    }
+    Checked {
+        max_result_size,
+        max_input_size,
+        timeout_ms,
+        deps,
+    }
+}
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
@@ -35,59 +49,55 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(item) => item,
         Err(out) => return out,
     };
-    let args = Args::parse("tool", attr, KEYS, &mut errors);
-    check_names(TOOL, args.str("name"), &item.ident, &mut errors);
-    check_description(TOOL, args.str("description"), &mut errors);
-    let max_result_size = parse_positive(
-        "tool",
-        args.int("max_result_size"),
-        "max_result_size",
-        &mut errors,
-    );
-    let timeout_ms = parse_positive("tool", args.int("timeout_ms"), "timeout_ms", &mut errors);
-    let max_input_size = parse_positive(
-        "tool",
-        args.int("max_input_size"),
-        "max_input_size",
-        &mut errors,
-    );
-    let deps = Deps::check(&item, args.paths("deps"), &mut errors);
-    if args.path("approval_when").is_some() && args.path("approval").is_none() {
-        errors.push(syn::Error::new(
-            syn::spanned::Spanned::span(args.path("approval_when").expect("checked above")),
-            "[tool.approval-when-without-approval] `approval_when` needs `approval = SomeChannel`: \
-             name the channel that decides the calls it selects",
-        ));
-    }
-    check_attach_exclude(
-        args.paths("tool_interceptors"),
-        args.paths("exclude_tool_interceptors"),
-        "exclude_tool_interceptors",
-        &mut errors,
-    );
+    let args = parse_named::<ToolArgs>(TOOL, TOOL_DOC, attr, &item, &mut errors);
+    let checked = args.as_ref().map(|args| check(&item, args, &mut errors));
+    let what = registered(&item.ident, "Tool", "ToolMeta");
+    // The fallback needs the input and output types (the `ToolHandler` the user wrote).
+    let fallback = match &args {
+        Some(args) => {
+            let (input, output) = (&args.keys.input.0, &args.keys.output.0);
+            let construct = fallback_construct();
+            what.fallback(
+                "TOOL",
+                quote!(type Input = #input; type Output = #output; #construct),
+            )
+        }
+        None => TokenStream::new(),
+    };
+    let (Some(args), Some(checked)) = (args, checked) else {
+        return finish(&item, errors, fallback, TokenStream::new);
+    };
+    finish(&item, errors, fallback, || generate(&item, &args, &checked))
+}
 
-    finish(&item, errors, || {
-        let ident = &item.ident;
-        let p = quote!(::agboss_core::__private);
-        let named = name_fields(&args);
-        let input = args.path("input").expect("checked");
-        let output = args.path("output").expect("checked");
-        let attach = interceptor_list(args.paths("tool_interceptors"));
-        let exclude = interceptor_list(args.paths("exclude_tool_interceptors"));
-        let pii_policies = meta_list(args.paths("pii_policies"), "PiiPolicy");
-        let dep_metas = deps.dep_metas();
-        let construct = construct_fn(deps.construct(&quote!(Self)));
-        let max = option_tokens(max_result_size, quote!(usize));
-        let timeout = option_tokens(timeout_ms, quote!(u64));
-        let max_input = option_tokens(max_input_size, quote!(usize));
-        let idempotent = args.flag("idempotent");
-        let approval = match args.path("approval") {
-            Some(channel) => quote!(::core::option::Option::Some(#p::channel_meta::<#channel>())),
-            None => quote!(::core::option::Option::None),
-        };
-        // The condition takes the typed input; any other input needs approval (fail closed).
-        let approval_when = match args.path("approval_when") {
-            Some(f) => quote! {
+fn generate(item: &ItemStruct, args: &ToolArgs, checked: &Checked) -> TokenStream {
+    let ident = &item.ident;
+    let p = quote!(::agboss_core::__private);
+    let named = name_fields(args);
+    let (input, output) = (&args.keys.input.0, &args.keys.output.0);
+    let c = &args.keys.cascade;
+    let attach = meta_list(paths(&c.tool_interceptors), "ToolInterceptor");
+    let exclude = meta_list(paths(&c.exclude_tool_interceptors), "ToolInterceptor");
+    let pii_policies = meta_list(paths(&c.pii_policies), "PiiPolicy");
+    let deps = &checked.deps;
+    let dep_metas = deps.dep_metas();
+    let construct = construct_fn(deps.construct(&quote!(Self)));
+    let max = option_tokens(checked.max_result_size, quote!(usize));
+    let timeout = option_tokens(checked.timeout_ms, quote!(u64));
+    let max_input = option_tokens(checked.max_input_size, quote!(usize));
+    let idempotent = args.keys.idempotent.0;
+    let approval = match &args.keys.approval {
+        Some(channel) => {
+            let channel = &channel.0;
+            quote!(::core::option::Option::Some(#p::channel_meta::<#channel>()))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    // The condition takes the typed input; any other input needs approval (fail closed).
+    let approval_when = match &args.keys.approval_when {
+        Some(f) => {
+            let f = &f.0;
+            quote! {
                 ::core::option::Option::Some({
                     fn __agboss_approval_when(input: &dyn ::core::any::Any) -> bool {
                         let check: fn(&#input) -> bool = #f;
@@ -95,66 +105,36 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                     }
                     __agboss_approval_when
                 })
-            },
-            None => quote!(::core::option::Option::None),
-        };
-        register(
-            registered(ident, "Tool", "ToolMeta"),
-            quote! {
-                #named
-                input_schema: <#input as #p::Dto>::json_schema,
-                output_schema: <#output as #p::Dto>::json_schema,
-                max_result_size: #max,
-                max_input_size: #max_input,
-                timeout_ms: #timeout,
-                idempotent: #idempotent,
-                approval: #approval,
-                approval_when: #approval_when,
-                tool_interceptors: #attach,
-                exclude_tool_interceptors: #exclude,
-                pii_policies: #pii_policies,
-                deps: #dep_metas,
-                erased: #p::erased_tool::<#ident>,
-            },
-            quote! {
-                type Input = #input;
-                type Output = #output;
-                #construct
-            },
-            TokenStream::new(),
-        )
-    })
-}
-
-/// `[<kind>.<key>]`: a positive whole number (`max_result_size`, `timeout_ms`).
-pub fn parse_positive(
-    kind: &str,
-    lit: Option<&syn::LitInt>,
-    key: &str,
-    errors: &mut Errors,
-) -> Option<u64> {
-    let lit = lit?;
-    match lit.base10_parse::<u64>() {
-        Ok(0) | Err(_) => {
-            errors.push(syn::Error::new(
-                lit.span(),
-                format!(
-                    "[{kind}.{}] `{key}` must be a positive whole number",
-                    key.replace('_', "-")
-                ),
-            ));
-            None
-        }
-        Ok(v) => Some(v),
-    }
-}
-
-pub fn option_tokens(value: Option<u64>, ty: TokenStream) -> TokenStream {
-    match value {
-        Some(v) => {
-            let lit = proc_macro2::Literal::u64_unsuffixed(v);
-            quote!(::core::option::Option::Some(#lit as #ty))
+            }
         }
         None => quote!(::core::option::Option::None),
-    }
+    };
+    // The META is a constant of its own, registered without naming `<T as Tool>`: a missing
+    // `ToolHandler` is then reported once, at the impl.
+    let assertions = deps.assertions();
+    register(
+        registered(ident, "Tool", "ToolMeta"),
+        quote! {
+            #named
+            input_schema: <#input as #p::Dto>::json_schema,
+            output_schema: <#output as #p::Dto>::json_schema,
+            max_result_size: #max,
+            max_input_size: #max_input,
+            timeout_ms: #timeout,
+            idempotent: #idempotent,
+            approval: #approval,
+            approval_when: #approval_when,
+            tool_interceptors: #attach,
+            exclude_tool_interceptors: #exclude,
+            pii_policies: #pii_policies,
+            deps: #dep_metas,
+            erased: #p::erased_tool::<#ident>,
+        },
+        quote! {
+            type Input = #input;
+            type Output = #output;
+            #construct
+        },
+        assertions,
+    )
 }

@@ -12,21 +12,12 @@
 //! Every field carries exactly one kind attribute, with a `prompt` (what the model should put
 //! there) and the constraints of its kind:
 //!
-//! | attribute | Rust type | keys besides `prompt` |
-//! | --- | --- | --- |
-//! | `#[text(..)]` | `String` | `min_length`, `max_length` (characters), `pattern = "regex"`, `choices = ["a", "b"]` |
-//! | `#[integer(..)]` | `i8`..`i128`, `u8`..`u128`, `isize`, `usize` | `min`, `max` |
-//! | `#[number(..)]` | `f32`, `f64` | `min`, `max` |
-//! | `#[boolean(..)]` | `bool` | — |
-//! | `#[nested(..)]` | a `#[derive(Dto)]` struct (inlined in the schema) | — |
-//!
-//! The shape comes from the type: `Option<T>` is optional (absent or `null`, not in
-//! `required`), `Vec<T>` is a list (keys `min_items`, `max_items`; the element constraints apply
-//! to every element). `Option<Vec<T>>` is an optional list.
+#![doc = include_str!("../../doc/dto_kinds.md")]
 //!
 //! Mistakes are compile errors that name a rule, e.g. `[dto.prompt-missing]`,
 //! `[dto.constraint-kind]` (a key of another kind), `[dto.pattern]` (a regex that does not
-//! compile), `[dto.range]` (`min` above `max`), `[dto.field-type]` (`#[text]` on an `i64`).
+//! compile), `[dto.range]` (`min` above `max`), `[dto.field-type]` (`#[text]` on an `i64`, or a
+//! Rust enum without `#[derive(Dto)]`: one error, at the field).
 //!
 //! Patterns use the syntax of the `regex` crate and match anywhere in the text unless anchored
 //! with `^...$` (as JSON Schema's `pattern`). Integer fields also reject JSON numbers outside
@@ -85,11 +76,14 @@
 
 mod error;
 mod path;
+mod strict;
 mod value;
 
 pub use agboss_macros::Dto;
 pub use error::{FieldError, MAX_REPORTED_ERRORS, ValidationError, code};
 pub use path::{JsonPath, Segment};
+pub use strict::strict_schema;
+pub use value::DtoEnum;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -99,10 +93,12 @@ use serde_json::Value;
 #[doc(hidden)]
 pub mod __private {
     pub use super::value::{
-        BooleanKind, Constraints, DtoValue, IntegerKind, NestedKind, NumberKind, Pattern,
-        SchemaKind, TextKind, assert_boolean, assert_integer, assert_nested, assert_number,
-        assert_schema, assert_text, check_member, check_schema_member, describe, expect_object,
-        is_absent, object_schema, schemars_schema, to_schemars, validate_member,
+        BooleanKind, ChoiceKind, Constraints, DtoEnum, DtoValue, Field, IntegerKind, JsonKind,
+        NestedKind, NotAField, NumberKind, Pattern, SchemaKind, TextKind, assert_boolean,
+        assert_choice, assert_integer, assert_json, assert_nested, assert_number, assert_schema,
+        assert_text, check_enum, check_member, check_schema_member, describe, deserialize_enum,
+        enum_schema, expect_object, is_absent, object_schema, schemars_schema, serialize_enum,
+        to_schemars, validate_member,
     };
     pub use super::{Dto, FieldError, JsonPath};
     pub use regex::Regex;
@@ -127,6 +123,14 @@ pub trait Dto: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// are inlined, constraints appear as `minLength`, `maxLength`, `pattern`, `enum`,
     /// `minimum`, `maximum`, `minItems`, `maxItems`.
     fn json_schema() -> Value;
+
+    /// The strict variant of [`json_schema`](Dto::json_schema), for OpenAI's `strict: true`
+    /// tools and structured outputs: `additionalProperties: false` and every property
+    /// `required` in every object, an `Option` field nullable instead of optional (see
+    /// [`strict_schema`]).
+    fn strict_json_schema() -> Value {
+        strict_schema(Self::json_schema())
+    }
 
     /// Checks the constraints of a typed value, pushing every failure with its JSON path
     /// (`path` is where `self` is; it is left as it was). Allocates nothing when all pass.

@@ -220,25 +220,22 @@ pub mod probe {
         }
     }
 
-    /// `(before, after)` markers of an interceptor `I` that implements at least one hook.
-    #[diagnostic::on_unimplemented(
-        message = "[tool-interceptor.missing-handler] `{I}` implements neither `BeforeToolCall` nor `AfterToolCall`",
-        label = "this interceptor has no handler",
-        note = "implement `BeforeToolCall` (`async fn before_tool_call`), `AfterToolCall` (`async fn after_tool_call`), or both, for `{I}`"
-    )]
-    pub trait HasHandler<I> {}
-    impl<I> HasHandler<I> for (HasBefore, NoAfter) {}
-    impl<I> HasHandler<I> for (NoBefore, HasAfter) {}
-    impl<I> HasHandler<I> for (HasBefore, HasAfter) {}
-    /// Never produced: these impls only keep the compiler from inferring the missing half from
-    /// the single remaining candidate, so a type with neither hook reads our own message.
-    pub enum Unreachable {}
-    impl<I> HasHandler<I> for (NoBefore, Unreachable) {}
-    impl<I> HasHandler<I> for (Unreachable, NoAfter) {}
-
-    pub fn require_handler<I, B, A>(_before: B, _after: A)
-    where
-        (B, A): HasHandler<I>,
-    {
+    /// Which hooks `I` implements, as constants: `Hooks::<I>::BEFORE` is `true` when
+    /// `I: BeforeToolCall` (an inherent constant) and `false` otherwise (the constant of
+    /// [`NoHooks`], which the path finds when the inherent one does not apply). The macro
+    /// asserts `BEFORE || AFTER` in a constant, so a type with neither hook reads one error,
+    /// `[tool-interceptor.missing-handler]`, that names no type of ours.
+    pub struct Hooks<I>(PhantomData<I>);
+    impl<I: BeforeToolCall> Hooks<I> {
+        pub const BEFORE: bool = true;
     }
+    impl<I: AfterToolCall> Hooks<I> {
+        pub const AFTER: bool = true;
+    }
+    /// The `false` of [`Hooks`].
+    pub trait NoHooks {
+        const BEFORE: bool = false;
+        const AFTER: bool = false;
+    }
+    impl<I> NoHooks for Hooks<I> {}
 }

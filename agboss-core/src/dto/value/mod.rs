@@ -2,11 +2,17 @@
 //! Scalars (text, integers, numbers, booleans) are in `scalar`, nested DTOs, options and lists
 //! in `container`.
 mod container;
+mod extra;
+mod field;
 mod foreign;
 mod scalar;
 
+pub use extra::{DtoEnum, check_enum, deserialize_enum, enum_schema, serialize_enum};
+pub use field::{Field, NotAField};
 pub use foreign::{SchemaKind, assert_schema, check_schema_member, schemars_schema, to_schemars};
 use regex::Regex;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::error::code;
@@ -75,7 +81,7 @@ impl Default for Constraints {
 #[diagnostic::on_unimplemented(
     message = "[dto.field-type] `{Self}` cannot be the type of a DTO field",
     label = "not a DTO field type",
-    note = "DTO fields are String, integers, f32/f64, bool, a #[derive(Dto)] struct, or Option<_>/Vec<_> of those"
+    note = "DTO fields are String, integers, f32/f64, bool, serde_json::Value, a #[derive(Dto)] struct or enum, or Option<_>/Vec<_>/HashMap<String, _>/BTreeMap<String, _> of those"
 )]
 pub trait DtoValue {
     /// Whether the field must be present (`false` for `Option`).
@@ -216,64 +222,101 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// What every kind's types are: a [`DtoValue`] with serde impls (the kind traits require it,
+/// so that a type that passes its kind assertion is a full [`Field`]).
+pub trait FieldType: DtoValue + Serialize + DeserializeOwned {}
+impl<T: DtoValue + Serialize + DeserializeOwned> FieldType for T {}
+
 /// Types a `#[text]` field may have.
 #[diagnostic::on_unimplemented(
     message = "[dto.field-type] `{Self}` cannot be a #[text] field",
     label = "#[text] needs String, Option<String> or Vec<String>",
-    note = "pick the attribute that matches the type: #[text] String, #[integer] i8..u128/isize/usize, #[number] f32/f64, #[boolean] bool, #[nested] a #[derive(Dto)] struct"
+    note = "pick the attribute that matches the type: #[text] String, #[integer] i8..u128/isize/usize, #[number] f32/f64, #[boolean] bool, #[nested] a #[derive(Dto)] struct, #[choice] a #[derive(Dto)] enum of unit variants, #[json] serde_json::Value; for a Rust enum, add #[derive(Dto)] to it and use #[choice], or use a String with #[text(choices = [..])]"
 )]
-pub trait TextKind {}
+pub trait TextKind: FieldType {}
 impl TextKind for String {}
 
 /// Types an `#[integer]` field may have.
 #[diagnostic::on_unimplemented(
     message = "[dto.field-type] `{Self}` cannot be an #[integer] field",
     label = "#[integer] needs an integer type (i8..i128, u8..u128, isize, usize), optionally in Option<_>/Vec<_>",
-    note = "pick the attribute that matches the type: #[text] String, #[integer] i8..u128/isize/usize, #[number] f32/f64, #[boolean] bool, #[nested] a #[derive(Dto)] struct"
+    note = "pick the attribute that matches the type: #[text] String, #[integer] i8..u128/isize/usize, #[number] f32/f64, #[boolean] bool, #[nested] a #[derive(Dto)] struct, #[choice] a #[derive(Dto)] enum of unit variants, #[json] serde_json::Value; for a Rust enum, add #[derive(Dto)] to it and use #[choice], or use a String with #[text(choices = [..])]"
 )]
-pub trait IntegerKind {}
+pub trait IntegerKind: FieldType {}
 
 /// Types a `#[number]` field may have.
 #[diagnostic::on_unimplemented(
     message = "[dto.field-type] `{Self}` cannot be a #[number] field",
     label = "#[number] needs f32 or f64, optionally in Option<_>/Vec<_>",
-    note = "pick the attribute that matches the type: #[text] String, #[integer] i8..u128/isize/usize, #[number] f32/f64, #[boolean] bool, #[nested] a #[derive(Dto)] struct"
+    note = "pick the attribute that matches the type: #[text] String, #[integer] i8..u128/isize/usize, #[number] f32/f64, #[boolean] bool, #[nested] a #[derive(Dto)] struct, #[choice] a #[derive(Dto)] enum of unit variants, #[json] serde_json::Value; for a Rust enum, add #[derive(Dto)] to it and use #[choice], or use a String with #[text(choices = [..])]"
 )]
-pub trait NumberKind {}
+pub trait NumberKind: FieldType {}
 
 /// Types a `#[boolean]` field may have.
 #[diagnostic::on_unimplemented(
     message = "[dto.field-type] `{Self}` cannot be a #[boolean] field",
     label = "#[boolean] needs bool, Option<bool> or Vec<bool>",
-    note = "pick the attribute that matches the type: #[text] String, #[integer] i8..u128/isize/usize, #[number] f32/f64, #[boolean] bool, #[nested] a #[derive(Dto)] struct"
+    note = "pick the attribute that matches the type: #[text] String, #[integer] i8..u128/isize/usize, #[number] f32/f64, #[boolean] bool, #[nested] a #[derive(Dto)] struct, #[choice] a #[derive(Dto)] enum of unit variants, #[json] serde_json::Value; for a Rust enum, add #[derive(Dto)] to it and use #[choice], or use a String with #[text(choices = [..])]"
 )]
-pub trait BooleanKind {}
+pub trait BooleanKind: FieldType {}
 impl BooleanKind for bool {}
 
 /// Types a `#[nested]` field may have.
 #[diagnostic::on_unimplemented(
     message = "[dto.field-type] `{Self}` cannot be a #[nested] field",
-    label = "#[nested] needs a #[derive(Dto)] struct, optionally in Option<_>/Vec<_>",
-    note = "pick the attribute that matches the type: #[text] String, #[integer] i8..u128/isize/usize, #[number] f32/f64, #[boolean] bool, #[nested] a #[derive(Dto)] struct"
+    label = "#[nested] needs a #[derive(Dto)] struct, optionally in Option<_>/Vec<_>/a map",
+    note = "pick the attribute that matches the type: #[text] String, #[integer] i8..u128/isize/usize, #[number] f32/f64, #[boolean] bool, #[nested] a #[derive(Dto)] struct, #[choice] a #[derive(Dto)] enum of unit variants, #[json] serde_json::Value; for a Rust enum, add #[derive(Dto)] to it and use #[choice], or use a String with #[text(choices = [..])]"
 )]
-pub trait NestedKind {}
+pub trait NestedKind: FieldType {}
 impl<T: Dto> NestedKind for T {}
+
+/// Types a `#[choice]` field may have.
+#[diagnostic::on_unimplemented(
+    message = "[dto.field-type] `{Self}` cannot be a #[choice] field",
+    label = "#[choice] needs a #[derive(Dto)] enum of unit variants, optionally in Option<_>/Vec<_>/a map",
+    note = "pick the attribute that matches the type: #[text] String, #[integer] i8..u128/isize/usize, #[number] f32/f64, #[boolean] bool, #[nested] a #[derive(Dto)] struct, #[choice] a #[derive(Dto)] enum of unit variants, #[json] serde_json::Value; for a Rust enum, add #[derive(Dto)] to it and use #[choice], or use a String with #[text(choices = [..])]"
+)]
+pub trait ChoiceKind: FieldType {}
+impl<T: DtoEnum> ChoiceKind for T {}
+
+/// Types a `#[json]` field may have.
+#[diagnostic::on_unimplemented(
+    message = "[dto.field-type] `{Self}` cannot be a #[json] field",
+    label = "#[json] needs serde_json::Value, optionally in Option<_>/Vec<_>/a map",
+    note = "pick the attribute that matches the type: #[text] String, #[integer] i8..u128/isize/usize, #[number] f32/f64, #[boolean] bool, #[nested] a #[derive(Dto)] struct, #[choice] a #[derive(Dto)] enum of unit variants, #[json] serde_json::Value; for a Rust enum, add #[derive(Dto)] to it and use #[choice], or use a String with #[text(choices = [..])]"
+)]
+pub trait JsonKind: FieldType {}
+impl JsonKind for Value {}
 
 macro_rules! container_kinds {
     ($($k:ident),*) => {$(
         impl<T: $k> $k for Option<T> {}
         impl<T: $k> $k for Vec<T> {}
+        impl<T: $k> $k for std::collections::HashMap<String, T> {}
+        impl<T: $k> $k for std::collections::BTreeMap<String, T> {}
     )*};
 }
-container_kinds!(TextKind, IntegerKind, NumberKind, BooleanKind, NestedKind);
+container_kinds!(
+    TextKind,
+    IntegerKind,
+    NumberKind,
+    BooleanKind,
+    NestedKind,
+    ChoiceKind,
+    JsonKind
+);
 
 /// Compile-time kind check emitted by the derive.
-pub const fn assert_text<T: TextKind + ?Sized>() {}
+pub const fn assert_text<T: TextKind>() {}
 /// Compile-time kind check emitted by the derive.
-pub const fn assert_integer<T: IntegerKind + ?Sized>() {}
+pub const fn assert_integer<T: IntegerKind>() {}
 /// Compile-time kind check emitted by the derive.
-pub const fn assert_number<T: NumberKind + ?Sized>() {}
+pub const fn assert_number<T: NumberKind>() {}
 /// Compile-time kind check emitted by the derive.
-pub const fn assert_boolean<T: BooleanKind + ?Sized>() {}
+pub const fn assert_boolean<T: BooleanKind>() {}
 /// Compile-time kind check emitted by the derive.
-pub const fn assert_nested<T: NestedKind + ?Sized>() {}
+pub const fn assert_nested<T: NestedKind>() {}
+/// Compile-time kind check emitted by the derive.
+pub const fn assert_choice<T: ChoiceKind>() {}
+/// Compile-time kind check emitted by the derive.
+pub const fn assert_json<T: JsonKind>() {}

@@ -56,6 +56,7 @@ pub struct OpenAiCompatibleModel {
     core: HttpCore,
     has_key: bool,
     model: String,
+    strict_tools: bool,
 }
 
 impl fmt::Debug for OpenAiCompatibleModel {
@@ -65,6 +66,7 @@ impl fmt::Debug for OpenAiCompatibleModel {
             .field("api_key", &self.has_key.then_some("<redacted>"))
             .field("model", &self.model)
             .field("settings", &self.core.settings)
+            .field("strict_tools", &self.strict_tools)
             .finish()
     }
 }
@@ -77,6 +79,7 @@ pub struct OpenAiCompatibleModelBuilder {
     api_key: Option<String>,
     model: String,
     settings: HttpSettings,
+    strict_tools: bool,
 }
 
 impl fmt::Debug for OpenAiCompatibleModelBuilder {
@@ -97,6 +100,7 @@ impl Default for OpenAiCompatibleModelBuilder {
             api_key: None,
             model: DEFAULT_MODEL.to_owned(),
             settings: HttpSettings::default(),
+            strict_tools: false,
         }
     }
 }
@@ -124,6 +128,17 @@ impl OpenAiCompatibleModelBuilder {
 
     super::http::http_settings_setters!();
 
+    /// Sends every tool with `"strict": true` and the strict variant of its parameters
+    /// schema ([`strict_schema`](crate::dto::strict_schema): `additionalProperties: false`,
+    /// every property required, an `Option` field nullable), so the model's arguments follow
+    /// the schema exactly (default off). The DTOs decode the `null` a strict model sends for
+    /// an optional field as `None`. Map and `#[json]` fields have no strict form: OpenAI
+    /// rejects tools with them in strict mode.
+    pub fn strict_tools(mut self, on: bool) -> Self {
+        self.strict_tools = on;
+        self
+    }
+
     /// Builds the model.
     ///
     /// Fails with [`ModelError::Config`] when the base URL is not `http(s)://…`, the model
@@ -147,6 +162,7 @@ impl OpenAiCompatibleModelBuilder {
             core: HttpCore::new(self.settings, endpoint, headers, "chat completion")?,
             has_key: self.api_key.is_some(),
             model: self.model,
+            strict_tools: self.strict_tools,
         })
     }
 }
@@ -233,7 +249,7 @@ impl ChatModel for OpenAiCompatibleModel {
     }
 
     async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body = wire::request_body(&self.model, req, false);
+        let body = wire::request_body(&self.model, req, false, self.strict_tools);
         let response = self.core.send_with_retries(&body, false).await?;
         let bytes = self.core.read_body(response).await?;
         let parsed = wire::parse_response(bytes.as_ref());
@@ -253,7 +269,7 @@ impl ChatModel for OpenAiCompatibleModel {
         if !self.core.settings.streaming {
             return Ok(stream_from_response(self.complete(req).await?, 0));
         }
-        let body = wire::request_body(&self.model, req, true);
+        let body = wire::request_body(&self.model, req, true, self.strict_tools);
         let response = self.core.send_with_retries(&body, true).await?;
         Ok(self
             .core

@@ -9,8 +9,9 @@ use crate::model::{
     ModelStreamEvent, ToolCallRequest, ToolChoice, Usage,
 };
 
-/// Builds the JSON body of `POST /chat/completions`.
-pub(crate) fn request_body(model: &str, req: &ModelRequest, stream: bool) -> Value {
+/// Builds the JSON body of `POST /chat/completions`; with `strict`, every tool is sent with
+/// `"strict": true` and the strict variant of its schema.
+pub(crate) fn request_body(model: &str, req: &ModelRequest, stream: bool, strict: bool) -> Value {
     let messages: Vec<Value> = req.messages.iter().map(message_to_wire).collect();
     let mut body = json!({
         "model": model,
@@ -22,14 +23,17 @@ pub(crate) fn request_body(model: &str, req: &ModelRequest, stream: bool) -> Val
             .tools
             .iter()
             .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    }
-                })
+                let mut function = json!({
+                    "name": t.name,
+                    "description": t.description,
+                });
+                if strict {
+                    function["parameters"] = crate::dto::strict_schema(t.parameters.clone());
+                    function["strict"] = Value::Bool(true);
+                } else {
+                    function["parameters"] = t.parameters.clone();
+                }
+                json!({"type": "function", "function": function})
             })
             .collect();
         obj.insert("tools".into(), Value::Array(tools));

@@ -7,7 +7,7 @@ pub struct InDto {
     pub text: String,
 }
 
-#[tool(name = get_order_tool, description = "Loads", input = "InDto", output = InDto, max_result_size = 0, max_input_size = 0, tool_interceptors = AuditToolInterceptor)]
+#[tool(name = get_order_tool, description = "Loads", input = "InDto", output = InDto, tool_interceptors = AuditToolInterceptor)]
 pub struct GetOrderTool;
 
 impl ToolHandler<InDto, InDto> for GetOrderTool {

@@ -1,12 +1,6 @@
 use agboss_core::dto::Dto;
 
 #[derive(Dto)]
-pub enum Shipping {
-    Standard,
-    Express,
-}
-
-#[derive(Dto)]
 pub struct Pair(String, String);
 
 #[derive(Dto)]
