@@ -7,9 +7,11 @@ what the macros cost at compile time (issue 9):
 * `hand/`: the same components with hand-written trait impls (`Tool`, `ToolHandler`,
   `ToolInterceptor`, `Dto` on serde-derived structs) and `inventory` entries.
 
-Usage: generate.py OUT_DIR [TOOLS] [INTERCEPTORS]; then `measure.sh OUT_DIR` (see there).
+Usage: generate.py OUT_DIR [TOOLS] [INTERCEPTORS]; then `measure.sh OUT_DIR [RUNS]` (see
+there). Both crates get the workspace's Cargo.lock.
 """
 import os
+import shutil
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -229,6 +231,9 @@ def main():
     write(f"{out}/macros/src/lib.rs", "#![allow(dead_code)]\n" + macros_crate(tools, interceptors))
     write(f"{out}/hand/Cargo.toml", cargo_toml("compile-time-hand"))
     write(f"{out}/hand/src/lib.rs", "#![allow(dead_code, unused_imports)]\n" + hand_crate(tools, interceptors))
+    # The workspace's dependency versions, so both crates build the same dependencies.
+    for crate in ("macros", "hand"):
+        shutil.copy(os.path.join(ROOT, "Cargo.lock"), f"{out}/{crate}/Cargo.lock")
     print(f"generated {out}/macros and {out}/hand ({tools} tools, {interceptors} interceptors)")
 
 

@@ -94,11 +94,11 @@ use serde_json::Value;
 pub mod __private {
     pub use super::value::{
         BooleanKind, ChoiceKind, Constraints, DtoEnum, DtoValue, Field, IntegerKind, JsonKind,
-        NestedKind, NotAField, NumberKind, Pattern, SchemaKind, TextKind, assert_boolean,
-        assert_choice, assert_integer, assert_json, assert_nested, assert_number, assert_schema,
-        assert_text, check_enum, check_member, check_schema_member, describe, deserialize_enum,
-        enum_schema, expect_object, is_absent, object_schema, schemars_schema, serialize_enum,
-        to_schemars, validate_member,
+        MemberKey, NestedKind, NotAField, NotASchemaField, NumberKind, Pattern, SchemaField,
+        SchemaKind, TextKind, assert_boolean, assert_choice, assert_integer, assert_json,
+        assert_nested, assert_number, assert_schema, assert_text, check_enum, check_member,
+        check_schema_member, describe, deserialize_enum, enum_schema, expect_object, is_absent,
+        object_schema, schemars_schema, serialize_enum, to_schemars, validate_member,
     };
     pub use super::{Dto, FieldError, JsonPath};
     pub use regex::Regex;

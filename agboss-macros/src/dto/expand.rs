@@ -1,5 +1,5 @@
-//! Expansion of a valid [`Model`]: serde impls through hidden mirror structs, an
-//! `impl agboss_core::dto::Dto` and an `impl schemars::JsonSchema`.
+//! Expansion of a valid [`Model`]: serde impls (written out: a `SerializeStruct` and a map
+//! visitor, no derive), an `impl agboss_core::dto::Dto` and an `impl schemars::JsonSchema`.
 //!
 //! Every use of a field's type goes through `Field::<T>` (a probe of the runtime): when `T`
 //! is not a DTO field type, only the field's kind assertion (`assert_text::<T>()` ...) reports
@@ -84,11 +84,11 @@ pub fn generate(model: &Model) -> TokenStream {
     let rt = quote!(::agboss_core::__private::dto);
     let serde = quote!(::agboss_core::__private::serde);
     let json = quote!(::agboss_core::__private::serde_json);
-    let serde_crate = "::agboss_core::__private::serde";
 
     let mut support = Vec::new();
-    let mut ser_fields = Vec::new();
-    let mut de_fields = Vec::new();
+    let mut ser_stmts = Vec::new();
+    let mut de_arms = Vec::new();
+    let mut de_inits = Vec::new();
     let mut schema_stmts = Vec::new();
     let mut validate_stmts = Vec::new();
     let mut check_stmts = Vec::new();
@@ -99,61 +99,74 @@ pub fn generate(model: &Model) -> TokenStream {
         support.push(quote_spanned! {ty.span()=>
             const _: () = #rt::#assert::<#ty>();
         });
-        let default = f.optional.then(|| quote!(#[serde(default)]));
+        let slot = format_ident!("__f{}", i);
+        // Read: a duplicate is refused, a missing optional field is `None`.
+        let read = if f.kind == Kind::Schema {
+            quote!(<#rt::SchemaField<#ty>>::next_value(&mut __map)?)
+        } else {
+            quote!(<#rt::Field<#ty>>::next_value(&mut __map)?)
+        };
+        de_arms.push(quote! {
+            #wire => {
+                if #slot.is_some() {
+                    return ::core::result::Result::Err(
+                        <__A::Error as #serde::de::Error>::duplicate_field(#wire),
+                    );
+                }
+                #slot = ::core::option::Option::Some(#read);
+            }
+        });
+        de_inits.push(if f.optional {
+            quote!(#ident: #slot.unwrap_or(::core::option::Option::None),)
+        } else {
+            quote! {
+                #ident: match #slot {
+                    ::core::option::Option::Some(v) => v,
+                    ::core::option::Option::None => {
+                        return ::core::result::Result::Err(
+                            <__A::Error as #serde::de::Error>::missing_field(#wire),
+                        )
+                    }
+                },
+            }
+        });
         if f.kind == Kind::Schema {
             // Described by schemars and checked by serde as a whole.
-            let skip_none = f
-                .optional
-                .then(|| quote!(#[serde(skip_serializing_if = "::core::option::Option::is_none")]));
-            ser_fields.push(quote!(#[serde(rename = #wire)] #skip_none #ident: &'__agboss #ty,));
-            de_fields.push(quote!(#[serde(rename = #wire)] #default #ident: #ty,));
+            let write = quote!(<#rt::SchemaField<#ty>>::serialize_field(&mut __state, #wire, &self.#ident)?;);
+            ser_stmts.push(if f.optional {
+                quote! {
+                    if self.#ident.is_none() {
+                        #serde::ser::SerializeStruct::skip_field(&mut __state, #wire)?;
+                    } else {
+                        #write
+                    }
+                }
+            } else {
+                write
+            });
             let required = !f.optional;
             schema_stmts.push(quote! {
                 __properties.insert(
                     ::std::string::String::from(#wire),
-                    #rt::describe(#rt::schemars_schema::<#ty>(), #prompt),
+                    #rt::describe(<#rt::SchemaField<#ty>>::schema(), #prompt),
                 );
                 if #required {
                     __required.push(#json::Value::from(#wire));
                 }
             });
             check_stmts.push(quote! {
-                #rt::check_schema_member::<#ty>(__object, #wire, #required, __path, __errors);
+                <#rt::SchemaField<#ty>>::check(__object, #wire, #required, __path, __errors);
             });
             continue;
         }
         let cname = constraints(i, f, &mut support);
         let field = quote!(<#rt::Field<#ty>>);
-        let (ser, absent, de) = (
-            format_ident!("__agboss_ser{}", i),
-            format_ident!("__agboss_absent{}", i),
-            format_ident!("__agboss_de{}", i),
-        );
-        support.push(quote! {
-            fn #ser<__S: #serde::Serializer>(
-                value: &&#ty,
-                serializer: __S,
-            ) -> ::core::result::Result<__S::Ok, __S::Error> {
-                #field::serialize(*value, serializer)
+        ser_stmts.push(quote! {
+            if #field::is_absent(&self.#ident) {
+                #serde::ser::SerializeStruct::skip_field(&mut __state, #wire)?;
+            } else {
+                #field::serialize_field(&mut __state, #wire, &self.#ident)?;
             }
-            fn #absent(value: &&#ty) -> bool {
-                #field::is_absent(*value)
-            }
-            fn #de<'de, __D: #serde::Deserializer<'de>>(
-                deserializer: __D,
-            ) -> ::core::result::Result<#ty, __D::Error> {
-                #field::deserialize(deserializer)
-            }
-        });
-        let (ser_s, absent_s, de_s) = (ser.to_string(), absent.to_string(), de.to_string());
-        ser_fields.push(quote! {
-            #[serde(rename = #wire, serialize_with = #ser_s, skip_serializing_if = #absent_s)]
-            #ident: &'__agboss #ty,
-        });
-        de_fields.push(quote! {
-            #[serde(rename = #wire, deserialize_with = #de_s)]
-            #default
-            #ident: #ty,
         });
         schema_stmts.push(quote! {
             __properties.insert(
@@ -171,15 +184,19 @@ pub fn generate(model: &Model) -> TokenStream {
             #field::check(__object, #wire, &#cname, __path, __errors);
         });
     }
-    let idents: Vec<_> = model.fields.iter().map(|f| &f.ident).collect();
     let schemars_impl = schemars_impl(name);
+    let count = model.fields.len();
+    let expecting = format!("struct {name_str}");
+    let slots: Vec<_> = (0..count).map(|i| format_ident!("__f{}", i)).collect();
+    let tys: Vec<_> = model.fields.iter().map(|f| &f.ty).collect();
+    let wires: Vec<_> = model.fields.iter().map(|f| f.wire.as_str()).collect();
 
     quote! {
         #[doc(hidden)]
-        #[allow(non_upper_case_globals, non_snake_case, clippy::all)]
+        #[allow(non_upper_case_globals, clippy::all)]
         const _: () = {
             #[allow(unused_imports)]
-            use #rt::NotAField as _;
+            use #rt::{NotAField as _, NotASchemaField as _};
             #(#support)*
 
             #[automatically_derived]
@@ -188,20 +205,9 @@ pub fn generate(model: &Model) -> TokenStream {
                 where
                     __S: #serde::Serializer,
                 {
-                    #[derive(#serde::Serialize)]
-                    #[serde(crate = #serde_crate)]
-                    struct __AgbossSer<'__agboss> {
-                        #(#ser_fields)*
-                        #[serde(skip)]
-                        __agboss_lifetime: ::core::marker::PhantomData<&'__agboss ()>,
-                    }
-                    #serde::Serialize::serialize(
-                        &__AgbossSer {
-                            #(#idents: &self.#idents,)*
-                            __agboss_lifetime: ::core::marker::PhantomData,
-                        },
-                        __serializer,
-                    )
+                    let mut __state = #serde::Serializer::serialize_struct(__serializer, #name_str, #count)?;
+                    #(#ser_stmts)*
+                    #serde::ser::SerializeStruct::end(__state)
                 }
             }
 
@@ -211,13 +217,29 @@ pub fn generate(model: &Model) -> TokenStream {
                 where
                     __D: #serde::Deserializer<'de>,
                 {
-                    #[derive(#serde::Deserialize)]
-                    #[serde(crate = #serde_crate)]
-                    struct __AgbossDe {
-                        #(#de_fields)*
+                    struct __Visitor;
+                    impl<'de> #serde::de::Visitor<'de> for __Visitor {
+                        type Value = #name;
+                        fn expecting(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                            __f.write_str(#expecting)
+                        }
+                        fn visit_map<__A>(self, mut __map: __A) -> ::core::result::Result<#name, __A::Error>
+                        where
+                            __A: #serde::de::MapAccess<'de>,
+                        {
+                            #(let mut #slots: ::core::option::Option<#tys> = ::core::option::Option::None;)*
+                            while let ::core::option::Option::Some(__key) = __map.next_key::<#rt::MemberKey<'de>>()? {
+                                match __key.as_str() {
+                                    #(#de_arms)*
+                                    _ => {
+                                        __map.next_value::<#serde::de::IgnoredAny>()?;
+                                    }
+                                }
+                            }
+                            ::core::result::Result::Ok(#name { #(#de_inits)* })
+                        }
                     }
-                    let __m = <__AgbossDe as #serde::Deserialize<'de>>::deserialize(__deserializer)?;
-                    ::core::result::Result::Ok(#name { #(#idents: __m.#idents,)* })
+                    #serde::Deserializer::deserialize_struct(__deserializer, #name_str, &[#(#wires),*], __Visitor)
                 }
             }
 

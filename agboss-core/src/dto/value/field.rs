@@ -4,8 +4,12 @@
 //! reported once, by the field's kind assertion, and nowhere else.
 use std::marker::PhantomData;
 
-use serde::de::DeserializeOwned;
-use serde::{Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{DeserializeOwned, MapAccess, Visitor};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::{Constraints, DtoValue, check_member, validate_member};
@@ -64,6 +68,22 @@ impl<T: DtoValue + Serialize + DeserializeOwned> Field<T> {
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
         T::deserialize(deserializer)
     }
+
+    /// Serializes the field as the member `key` of a struct.
+    #[inline]
+    pub fn serialize_field<S: SerializeStruct>(
+        state: &mut S,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), S::Error> {
+        state.serialize_field(key, value)
+    }
+
+    /// Reads the field: the value of the map entry whose key was just read.
+    #[inline]
+    pub fn next_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<T, A::Error> {
+        map.next_value::<T>()
+    }
 }
 
 /// The placeholders of [`Field`] for a type that is no DTO field type (the crate does not
@@ -100,5 +120,49 @@ pub trait NotAField<T> {
     fn deserialize<'de, D: Deserializer<'de>>(_: D) -> Result<T, D::Error> {
         unreachable!("a DTO field of a wrong type does not compile")
     }
+    fn serialize_field<S: SerializeStruct>(
+        _: &mut S,
+        _: &'static str,
+        _: &T,
+    ) -> Result<(), S::Error> {
+        unreachable!("a DTO field of a wrong type does not compile")
+    }
+    fn next_value<'de, A: MapAccess<'de>>(_: &mut A) -> Result<T, A::Error> {
+        unreachable!("a DTO field of a wrong type does not compile")
+    }
 }
 impl<T> NotAField<T> for Field<T> {}
+
+/// A member name of a DTO's JSON object, borrowed from the input when it can be (the derive's
+/// `Deserialize` matches it against the wire names).
+pub struct MemberKey<'de>(Cow<'de, str>);
+
+impl MemberKey<'_> {
+    /// The name.
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for MemberKey<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = MemberKey<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(MemberKey(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(MemberKey(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(MemberKey(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}

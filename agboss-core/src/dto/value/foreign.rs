@@ -17,7 +17,74 @@ use crate::dto::{FieldError, JsonPath};
     note = "derive them (`#[derive(schemars::JsonSchema, serde::Serialize, serde::Deserialize)]`), or use #[text], #[integer], #[number], #[boolean] or #[nested]"
 )]
 pub trait SchemaKind {}
+#[diagnostic::do_not_recommend]
 impl<T: JsonSchema + Serialize + DeserializeOwned> SchemaKind for T {}
+
+/// How the derive's code names a `#[schema]` field's type: `T`'s own items when it has the
+/// traits, placeholders otherwise (the items of [`NotASchemaField`]), so that only the
+/// field's kind assertion reports a wrong type (as [`Field`](super::Field) for the other kinds).
+pub struct SchemaField<T>(std::marker::PhantomData<T>);
+
+impl<T: JsonSchema + Serialize + DeserializeOwned> SchemaField<T> {
+    /// The field's schema, from schemars.
+    pub fn schema() -> Value {
+        schemars_schema::<T>()
+    }
+
+    /// Checks the member of a DTO's JSON object as serde decodes a `T`.
+    pub fn check(
+        object: &Map<String, Value>,
+        key: &'static str,
+        required: bool,
+        path: &mut JsonPath,
+        errors: &mut Vec<FieldError>,
+    ) {
+        check_schema_member::<T>(object, key, required, path, errors);
+    }
+
+    /// Serializes the field as the member `key` of a struct.
+    #[inline]
+    pub fn serialize_field<S: serde::ser::SerializeStruct>(
+        state: &mut S,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), S::Error> {
+        state.serialize_field(key, value)
+    }
+
+    /// Reads the field from the map entry whose key was just read.
+    #[inline]
+    pub fn next_value<'de, A: serde::de::MapAccess<'de>>(map: &mut A) -> Result<T, A::Error> {
+        map.next_value::<T>()
+    }
+}
+
+/// The placeholders of [`SchemaField`] (the crate does not compile).
+#[allow(missing_docs)]
+pub trait NotASchemaField<T> {
+    fn schema() -> Value {
+        Value::Null
+    }
+    fn check(
+        _: &Map<String, Value>,
+        _: &'static str,
+        _: bool,
+        _: &mut JsonPath,
+        _: &mut Vec<FieldError>,
+    ) {
+    }
+    fn serialize_field<S: serde::ser::SerializeStruct>(
+        _: &mut S,
+        _: &'static str,
+        _: &T,
+    ) -> Result<(), S::Error> {
+        unreachable!("a #[schema] field of a wrong type does not compile")
+    }
+    fn next_value<'de, A: serde::de::MapAccess<'de>>(_: &mut A) -> Result<T, A::Error> {
+        unreachable!("a #[schema] field of a wrong type does not compile")
+    }
+}
+impl<T> NotASchemaField<T> for SchemaField<T> {}
 
 /// Compile-time kind check emitted by the derive.
 pub const fn assert_schema<T: SchemaKind + ?Sized>() {}

@@ -8,8 +8,11 @@ mod foreign;
 mod scalar;
 
 pub use extra::{DtoEnum, check_enum, deserialize_enum, enum_schema, serialize_enum};
-pub use field::{Field, NotAField};
-pub use foreign::{SchemaKind, assert_schema, check_schema_member, schemars_schema, to_schemars};
+pub use field::{Field, MemberKey, NotAField};
+pub use foreign::{
+    NotASchemaField, SchemaField, SchemaKind, assert_schema, check_schema_member, schemars_schema,
+    to_schemars,
+};
 use regex::Regex;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
