@@ -25,7 +25,7 @@
 //! until a `tracing` dispatcher has been installed ([`tracing::dispatcher::has_been_set`]), so a
 //! process that never installs one pays one relaxed load per span.
 //!
-//! With the `otel` feature, [`otel`] exports the spans to an OTLP collector.
+//! With the `otel` feature, the `telemetry::otel` module exports the spans to an OTLP collector.
 use std::sync::atomic::{AtomicU8, Ordering};
 
 #[cfg(feature = "otel")]
