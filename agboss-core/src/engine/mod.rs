@@ -56,6 +56,7 @@ pub(crate) mod journal;
 mod pretty;
 mod router;
 pub mod run;
+mod run_error;
 mod telemetry;
 mod tool_step;
 pub mod workflow;
