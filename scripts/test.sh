@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, PostgreSQL backend and provider tests included: starts a throwaway
 # PostgreSQL 15 (scripts/pg.sh) and fakellm, the mock OpenAI/Anthropic server
-# (scripts/fakellm.sh, installed into a virtual environment on first use), runs
+# (scripts/fakellm.sh, installed into a virtual environment on first use), installs the MCP test
+# peers (scripts/mcp-peers.sh: npm server-everything, the PyPI mcp client, pinned), runs
 # `cargo test --workspace "$@"` against them, and stops both on exit (also when the tests fail
 # or are interrupted). Exits with cargo's status.
 set -euo pipefail
@@ -35,6 +36,11 @@ eval "$exports"
     exit 1
 }
 echo "test.sh: AGBOSS_TEST_FAKELLM_URL=$AGBOSS_TEST_FAKELLM_URL" >&2
+
+# The MCP peers (pinned npm server-everything, the PyPI mcp client): installed, not started.
+exports="$(bash "$ROOT/scripts/mcp-peers.sh" install)"
+eval "$exports"
+echo "test.sh: AGBOSS_TEST_MCP_EVERYTHING=$AGBOSS_TEST_MCP_EVERYTHING" >&2
 
 status=0
 cargo test --workspace "$@" || status=$?

@@ -72,6 +72,8 @@ pub mod dto;
 pub mod engine;
 pub mod error;
 pub mod model;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod pii;
 pub mod pipeline;
 pub mod store;

@@ -1,0 +1,1 @@
+//! MCP servers as connections (client side).

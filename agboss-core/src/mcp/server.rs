@@ -1,0 +1,1 @@
+//! The app served as an MCP server.
