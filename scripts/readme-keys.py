@@ -10,6 +10,7 @@ DOC = os.path.join(ROOT, "agboss-macros", "doc")
 # The tables of each macro, in order (as `MacroDoc` in agboss-macros/src/attr/docs.rs).
 TABLES = {
     "tool": ["named", "tool", "cascade"],
+    "mcp_tool": ["named", "mcp_tool", "cascade"],
     "tool_interceptor": ["named", "tool_interceptor"],
     "channel": ["named", "channel"],
     "input_guardrail": ["named", "input_guardrail"],

@@ -32,8 +32,17 @@ pub use crate::di::{
     DepKind, DepMeta, DiError, Inject, Injectable, InjectableMeta, Resolver, Services, any_context,
 };
 pub use crate::dto::Dto;
+pub use crate::error::ToolError;
 pub use crate::pii::MaskStrategy;
 pub use crate::pipeline::erased_tool;
+
+/// What `#[mcp_tool]` expands to.
+#[cfg(feature = "mcp")]
+pub mod mcp {
+    pub use crate::contract::tool::McpToolMeta;
+    pub use crate::dto::ValidationError;
+    pub use crate::mcp::client::{McpArguments, McpRemote, McpResult};
+}
 
 /// Entry points of the fuzz targets (`fuzz/`) and their corpus replay.
 pub mod fuzz {

@@ -366,6 +366,12 @@ pub struct Resolver<'a> {
 }
 
 impl<'a> Resolver<'a> {
+    /// The app's services.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn services(&self) -> &'a Services {
+        self.services
+    }
+
     /// A resolver for building services (no invocation contexts).
     pub fn for_services(services: &'a Services) -> Self {
         Self {

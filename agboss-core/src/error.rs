@@ -545,4 +545,15 @@ pub enum BuildError {
     /// A tool is registered twice in one app, or another structural problem.
     #[error("{0}")]
     Invalid(String),
+    /// An MCP server the app uses is not connected, lacks a tool an `#[mcp_tool]` names, or
+    /// has a tool whose schema does not fit its declaration.
+    #[error("{}MCP server `{server}`: {problem}", tool.map(|t| format!("tool `{t}`: ")).unwrap_or_default())]
+    Mcp {
+        /// The server's name.
+        server: &'static str,
+        /// The tool concerned, if one is.
+        tool: Option<&'static str>,
+        /// What is wrong and how to fix it.
+        problem: String,
+    },
 }

@@ -71,9 +71,9 @@ pub mod di;
 pub mod dto;
 pub mod engine;
 pub mod error;
-pub mod model;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod model;
 pub mod pii;
 pub mod pipeline;
 pub mod store;
@@ -82,6 +82,9 @@ pub mod telemetry;
 #[doc(hidden)]
 pub mod __private;
 
+/// `#[mcp_tool]` (feature `mcp`): see [`mcp::client`].
+#[cfg(feature = "mcp")]
+pub use agboss_macros::mcp_tool;
 pub use agboss_macros::{
     agent, application, channel, injectable, input_guardrail, output_guardrail, pii_policy, router,
     tool, tool_interceptor, workflow,

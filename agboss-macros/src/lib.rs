@@ -17,6 +17,7 @@ mod dto;
 mod guardrail;
 mod injectable;
 mod interceptor;
+mod mcp_tool;
 mod pii_policy;
 mod rules;
 mod scopes;
@@ -109,6 +110,51 @@ pub fn derive_dto(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
+}
+
+/// Declares one tool of an MCP server as a first-class tool of the app (feature `mcp` of
+/// `agboss_core`): the same naming rules, cascade, pipeline (input validation → before hooks
+/// → approval → the remote call → after hooks → output re-validation → truncation → masking),
+/// listeners, events and `describe()` entry as a `#[tool]`. The struct is a unit struct (the
+/// macro adds its connection) and needs no `ToolHandler`: the call is `tools/call` of
+/// `remote` on `server`. At build the server must be connected
+/// (`AppBuilder::mcp_server`) and list `remote`, and an `input` DTO must fit its input schema.
+///
+/// # Keys
+///
+/// | key | written as | default | meaning |
+/// | --- | --- | --- | --- |
+#[doc = include_str!("../doc/named.md")]
+#[doc = include_str!("../doc/mcp_tool.md")]
+#[doc = include_str!("../doc/cascade.md")]
+///
+/// # Example
+///
+/// ```
+/// use agboss_core::dto::Dto;
+/// use agboss_core::mcp_tool;
+///
+/// #[derive(Dto, Debug, Clone, PartialEq)]
+/// pub struct SumDto {
+///     #[number(prompt = "First number")]
+///     pub a: f64,
+///     #[number(prompt = "Second number")]
+///     pub b: f64,
+/// }
+///
+/// /// With DTOs: the remote schema must accept `SumDto` at build.
+/// #[mcp_tool(name = "get-sum-tool", description = "Adds two numbers", server = "everything",
+///            remote = "get-sum", input = SumDto, timeout_ms = 5000)]
+/// pub struct GetSumTool;
+///
+/// /// Without: the remote schemas, checked per call.
+/// #[mcp_tool(name = "echo-tool", description = "Echoes a message", server = "everything",
+///            remote = "echo")]
+/// pub struct EchoTool;
+/// ```
+#[proc_macro_attribute]
+pub fn mcp_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    mcp_tool::expand(attr.into(), item.into()).into()
 }
 
 /// Declares a human approval channel: the struct implements

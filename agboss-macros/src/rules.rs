@@ -23,6 +23,12 @@ pub const TOOL: Kind = Kind {
     name_suffix: "-tool",
     type_suffix: "Tool",
 };
+pub const MCP_TOOL: Kind = Kind {
+    label: "mcp tool",
+    attr: "mcp_tool",
+    name_suffix: "-tool",
+    type_suffix: "Tool",
+};
 pub const TOOL_INTERCEPTOR: Kind = Kind {
     label: "tool interceptor",
     attr: "tool_interceptor",

@@ -101,6 +101,7 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
         let named = name_fields(&args);
         let instructions = str_or_empty(&args.keys.instructions);
         let tools = meta_list(paths(&args.keys.tools), "Tool");
+        let mcp_servers = str_list(&args.keys.mcp_servers);
         let cascade = cascade_fields(&args.keys.scope.rest);
         let guardrails = guardrail_fields(&args.keys.scope);
         let (max_turns, max_parallel) = (option(max_turns), option(max_parallel));
@@ -111,6 +112,7 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
                 #named
                 instructions: #instructions,
                 tools: #tools,
+                mcp_servers: #mcp_servers,
                 #cascade
                 max_turns: #max_turns,
                 max_parallel_tool_calls: #max_parallel,
@@ -291,6 +293,7 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
         let named = name_fields(&args);
         let workflows = meta_list(paths(&args.keys.workflows), "Workflow");
         let members = member_fields(&args.keys.agents, &args.keys.routers, &args.keys.tools);
+        let mcp_servers = str_list(&args.keys.mcp_servers);
         let attach = attach_fields(&args.keys.scope.rest);
         let guardrails = guardrail_fields(&args.keys.scope);
         let max_result_size = option(max_result_size);
@@ -300,6 +303,7 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
                 #named
                 workflows: #workflows,
                 #members
+                mcp_servers: #mcp_servers,
                 #attach
                 max_result_size: #max_result_size,
                 guardrails: #guardrails,
@@ -361,4 +365,10 @@ fn guardrail_fields<T>(g: &Guardrails<T>) -> TokenStream {
             mask_answer: #mask_answer,
         }
     }
+}
+
+/// `&["a", "b"]` of an optional string list.
+fn str_list(list: &Option<crate::attr::value::StrList>) -> TokenStream {
+    let items = list.iter().flat_map(|l| &l.items);
+    quote!(&[#(#items),*])
 }

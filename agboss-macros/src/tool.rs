@@ -128,6 +128,7 @@ fn generate(item: &ItemStruct, args: &ToolArgs, checked: &Checked) -> TokenStrea
             exclude_tool_interceptors: #exclude,
             pii_policies: #pii_policies,
             deps: #dep_metas,
+            mcp: ::core::option::Option::None,
             erased: #p::erased_tool::<#ident>,
         },
         quote! {

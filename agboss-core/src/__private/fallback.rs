@@ -32,6 +32,7 @@ pub const AGENT: &AgentMeta = &AgentMeta {
     type_name: "",
     type_id,
     tools: &[],
+    mcp_servers: &[],
     tool_interceptors: &[],
     exclude_tool_interceptors: &[],
     pii_policies: &[],
@@ -80,6 +81,7 @@ pub const APPLICATION: &ApplicationMeta = &ApplicationMeta {
     agents: &[],
     routers: &[],
     tools: &[],
+    mcp_servers: &[],
     tool_interceptors: &[],
     pii_policies: &[],
     max_result_size: None,
@@ -160,5 +162,6 @@ pub const TOOL: &ToolMeta = &ToolMeta {
     exclude_tool_interceptors: &[],
     pii_policies: &[],
     deps: &[],
+    mcp: None,
     erased: || unreachable!("a fallback meta is never built"),
 };

@@ -49,6 +49,8 @@ pub struct AppBuilder {
     worker: Option<String>,
     lease_ttl: Duration,
     output_streaming: OutputStreaming,
+    #[cfg(feature = "mcp")]
+    mcp_servers: Vec<crate::mcp::client::McpServer>,
 }
 
 impl fmt::Debug for AppBuilder {
@@ -71,6 +73,8 @@ impl AppBuilder {
             worker: None,
             lease_ttl: DEFAULT_LEASE_TTL,
             output_streaming: OutputStreaming::default(),
+            #[cfg(feature = "mcp")]
+            mcp_servers: Vec::new(),
         }
     }
     /// Builds the app of an `#[application]`: its name, interceptors, workflows, agents,
@@ -274,8 +278,50 @@ impl AppBuilder {
         self
     }
 
+    /// A connected MCP server the app's `#[mcp_tool]`s and `mcp_servers = [..]` name (feature
+    /// `mcp`). At build, every `#[mcp_tool]` of the app must find its remote tool on its server,
+    /// with an input schema its DTO fits; a server named but not given is a build error naming
+    /// it.
+    ///
+    /// ```no_run
+    /// use agboss_core::App;
+    /// use agboss_core::mcp::client::{McpServer, McpServerConfig};
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let everything = McpServer::connect(
+    ///     McpServerConfig::stdio("everything", "npx").args(["-y", "@modelcontextprotocol/server-everything", "stdio"]),
+    /// )
+    /// .await?;
+    /// let app = App::builder().mcp_server(everything).mcp_server_tools("everything").build()?;
+    /// assert!(app.tool_by_name("everything__echo").is_some());
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "mcp")]
+    pub fn mcp_server(mut self, server: crate::mcp::client::McpServer) -> Self {
+        self.mcp_servers.push(server);
+        self
+    }
+
+    /// Every tool of the MCP server `name` as a tool of the application (callable directly,
+    /// on the application's chain), named `<server>__<remote>`
+    /// ([`server_tool_name`](crate::mcp::client::server_tool_name)). The same as
+    /// `#[application(mcp_servers = ["name"])]`.
+    #[cfg(feature = "mcp")]
+    pub fn mcp_server_tools(mut self, name: &'static str) -> Self {
+        self.bp.mcp_server_tools.push(name);
+        self
+    }
+
     /// Checks names, builds services, resolves every chain of every path.
-    pub fn build(self) -> Result<App, BuildError> {
+    #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
+    pub fn build(mut self) -> Result<App, BuildError> {
+        #[cfg(feature = "mcp")]
+        if !self.mcp_servers.is_empty() {
+            let registry = Arc::new(crate::mcp::client::McpRegistry::new(std::mem::take(
+                &mut self.mcp_servers,
+            ))?);
+            self.bp.services.insert(Arc::clone(&registry));
+            self.bp.remote = Some(registry);
+        }
         let resolved = self.bp.resolve()?;
         // The approval channels of the app's gated tools, built once.
         let mut channels = HashMap::new();

@@ -74,7 +74,9 @@ impl BoundTool {
         ToolDefinition::new(
             self.meta.name,
             self.meta.description,
-            (self.meta.input_schema)(),
+            self.slot
+                .model_input_schema()
+                .unwrap_or_else(|| (self.meta.input_schema)()),
         )
     }
     /// Runs one call through the guarded pipeline of this path, with JSON text arguments as a

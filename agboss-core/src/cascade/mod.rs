@@ -30,6 +30,7 @@ use crate::contract::guardrail::ErasedGuardrail;
 use crate::contract::interceptor::{ErasedInterceptor, InterceptorMeta};
 use crate::contract::pii_policy::{PiiChain, PiiPolicyMeta};
 use crate::contract::scope::{ScopeKind, ScopeRef};
+use crate::contract::tool::ToolMeta;
 use crate::di::Services;
 use crate::error::BuildError;
 use crate::pii::PiiMasker;
@@ -96,6 +97,25 @@ impl fmt::Display for BuildWarning {
                 "{kind} `{name}` is registered but no path of the application reaches it"
             ),
         }
+    }
+}
+
+/// What the cascade needs of a source of remote tools (the app's connected MCP servers,
+/// `crate::mcp::client`), so that it names no transport: checks of declared remote tools, and
+/// the tools of a whole server.
+pub(crate) trait RemoteTools: Send + Sync {
+    /// Whether the remote end of `meta` (an `#[mcp_tool]`) exists and fits its declaration.
+    fn check(&self, meta: &'static ToolMeta) -> Result<(), BuildError>;
+    /// Every tool of a server, as tools of the app.
+    fn server_tools(&self, server: &'static str) -> Result<Vec<&'static ToolMeta>, BuildError>;
+}
+
+/// The error of a remote tool or server in an app without MCP servers.
+pub(crate) fn not_connected(server: &'static str, tool: Option<&'static str>) -> BuildError {
+    BuildError::Mcp {
+        server,
+        tool,
+        problem: "not connected to the app; add `.mcp_server(McpServer::connect(McpServerConfig::..).await?)` to the builder (feature `mcp`)".into(),
     }
 }
 

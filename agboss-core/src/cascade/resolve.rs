@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 use super::guardrails::{GuardExclusion, GuardSpec, Guardrails};
-use super::{BuildWarning, Pool, ScopeSpec};
+use super::{BuildWarning, Pool, RemoteTools, ScopeSpec, not_connected};
 use crate::contract::agent::{AgentMeta, RouterMeta};
 use crate::contract::chain::Chain;
 use crate::contract::guardrail::GuardrailMeta;
@@ -38,6 +38,10 @@ pub(crate) struct Blueprint {
     pub(crate) output_guardrails: Vec<&'static GuardrailMeta>,
     pub(crate) mask_answer: bool,
     pub(crate) guardrail_timeout: Duration,
+    /// The app's connected MCP servers, if any.
+    pub(crate) remote: Option<Arc<dyn RemoteTools>>,
+    /// Servers whose every tool the application takes (besides `#[application(mcp_servers)]`).
+    pub(crate) mcp_server_tools: Vec<&'static str>,
 }
 
 impl Blueprint {
@@ -59,6 +63,8 @@ impl Blueprint {
             output_guardrails: Vec::new(),
             mask_answer: false,
             guardrail_timeout: crate::contract::guardrail::DEFAULT_GUARDRAIL_TIMEOUT,
+            remote: None,
+            mcp_server_tools: Vec::new(),
         }
     }
 
@@ -73,6 +79,7 @@ impl Blueprint {
             exclusions: Vec::new(),
             guard_exclusions: Vec::new(),
             app_max: self.max_result_size,
+            remote: self.remote,
         };
         let app_scope = ScopeSpec {
             scope: ScopeRef {
@@ -93,28 +100,29 @@ impl Blueprint {
         let app_guardrails = app_scope.guardrails.clone();
         // Build every tool slot first (services must exist before the Arc is frozen).
         let mut all_tools: Vec<&'static ToolMeta> = self.tools.clone();
-        let note_agent_tools = |agent: &'static AgentMeta, out: &mut Vec<&'static ToolMeta>| {
-            out.extend_from_slice(agent.tools);
-        };
-        for a in &self.agents {
-            note_agent_tools(a, &mut all_tools);
+        let app_servers = self
+            .application
+            .map_or(&[][..], |a| a.mcp_servers)
+            .iter()
+            .chain(&self.mcp_server_tools);
+        for server in app_servers {
+            all_tools.extend(r.server_tools(server)?);
         }
+        let mut agent_metas: Vec<&'static AgentMeta> = self.agents.clone();
         for router in &self.routers {
-            for a in router.routes {
-                note_agent_tools(a, &mut all_tools);
-            }
+            agent_metas.extend_from_slice(router.routes);
         }
         for w in &self.workflows {
             all_tools.extend_from_slice(w.tools);
-            for a in w.agents {
-                note_agent_tools(a, &mut all_tools);
-            }
+            agent_metas.extend_from_slice(w.agents);
             for router in w.routers {
-                for a in router.routes {
-                    note_agent_tools(a, &mut all_tools);
-                }
+                agent_metas.extend_from_slice(router.routes);
             }
         }
+        for agent in agent_metas {
+            all_tools.extend(r.agent_tools(agent)?);
+        }
+        check_tool_names(&all_tools)?;
         for meta in &all_tools {
             r.slot(meta)?;
         }
@@ -246,7 +254,7 @@ impl Blueprint {
         let bind =
             |meta: &'static ToolMeta, chain: Chain, inherited_max: Option<usize>| BoundTool {
                 meta,
-                slot: Arc::clone(&slots[&(meta.type_id)()]),
+                slot: Arc::clone(&slots[&tool_key(meta)]),
                 chain: Arc::new(chain),
                 services: Arc::clone(&services),
                 max_result_size: meta.max_result_size.or(inherited_max),
@@ -377,15 +385,41 @@ fn tool_scope(meta: &'static ToolMeta) -> ScopeSpec {
     }
 }
 
-/// The tools once each, in first-seen order (linear: a set of their `TypeId`s).
+/// What tells tools apart: the type, and the name (one type serves every tool of a whole MCP
+/// server).
+type ToolKey = (TypeId, &'static str);
+
+fn tool_key(meta: &'static ToolMeta) -> ToolKey {
+    ((meta.type_id)(), meta.name)
+}
+
+/// The tools once each, in first-seen order (linear: a set of their keys).
 fn dedup(tools: &[&'static ToolMeta]) -> Vec<&'static ToolMeta> {
-    let mut seen: std::collections::HashSet<TypeId, BuildHasherDefault<TypeIdHasher>> =
-        std::collections::HashSet::default();
+    let mut seen: std::collections::HashSet<ToolKey> = std::collections::HashSet::default();
     tools
         .iter()
         .copied()
-        .filter(|t| seen.insert((t.type_id)()))
+        .filter(|t| seen.insert(tool_key(t)))
         .collect()
+}
+
+/// Two different tools with one name (a whole server's tool beside a declared one, say): the
+/// model could not tell them apart. Registered tools are checked by the registry already.
+fn check_tool_names(tools: &[&'static ToolMeta]) -> Result<(), BuildError> {
+    let mut names: HashMap<&'static str, &'static ToolMeta> = HashMap::new();
+    for t in tools {
+        if let Some(first) = names.insert(t.name, t)
+            && tool_key(first) != tool_key(t)
+        {
+            return Err(BuildError::DuplicateName {
+                kind: "tool",
+                name: t.name,
+                first: first.type_name,
+                second: t.type_name,
+            });
+        }
+    }
+    Ok(())
 }
 
 struct PendingAgent {
@@ -412,7 +446,7 @@ struct PendingWorkflow {
 struct Resolution {
     services: Services,
     pool: Pool,
-    slots: HashMap<TypeId, Arc<dyn ErasedToolSlot>>,
+    slots: HashMap<ToolKey, Arc<dyn ErasedToolSlot>>,
     warnings: Vec<BuildWarning>,
     /// Every (scope, excluded interceptor) and whether it removed something on any path: an
     /// exclusion is useless only when it is useless on every path through its scope.
@@ -420,13 +454,37 @@ struct Resolution {
     /// The same for guardrail exclusions.
     guard_exclusions: Vec<GuardExclusion>,
     app_max: Option<usize>,
+    remote: Option<Arc<dyn RemoteTools>>,
 }
 
 impl Resolution {
+    /// Every tool of a whole server.
+    fn server_tools(&self, server: &'static str) -> Result<Vec<&'static ToolMeta>, BuildError> {
+        match &self.remote {
+            Some(remote) => remote.server_tools(server),
+            None => Err(not_connected(server, None)),
+        }
+    }
+
+    /// An agent's tools: its own, then those of its servers.
+    fn agent_tools(&self, meta: &'static AgentMeta) -> Result<Vec<&'static ToolMeta>, BuildError> {
+        let mut tools = meta.tools.to_vec();
+        for server in meta.mcp_servers {
+            tools.extend(self.server_tools(server)?);
+        }
+        Ok(tools)
+    }
+
     fn slot(&mut self, meta: &'static ToolMeta) -> Result<(), BuildError> {
-        let id = (meta.type_id)();
+        let id = tool_key(meta);
         if self.slots.contains_key(&id) {
             return Ok(());
+        }
+        if let Some(remote) = meta.mcp {
+            match &self.remote {
+                Some(tools) => tools.check(meta)?,
+                None => return Err(not_connected(remote.server, Some(meta.name))),
+            }
         }
         self.services
             .ensure(meta.type_name, meta.deps, &mut Vec::new())?;
@@ -435,12 +493,12 @@ impl Resolution {
             self.services
                 .ensure(channel.name, channel.deps, &mut Vec::new())?;
         }
-        let slot = (meta.erased)().build_slot(&self.services).map_err(|e| {
-            BuildError::ServiceConstruction {
+        let slot = (meta.erased)()
+            .build_slot(meta, &self.services)
+            .map_err(|e| BuildError::ServiceConstruction {
                 service: meta.type_name,
                 message: e.to_string(),
-            }
-        })?;
+            })?;
         self.slots.insert(id, slot);
         Ok(())
     }
@@ -530,14 +588,15 @@ impl Resolution {
         scopes.push(agent_scope);
         let inherited = meta.max_result_size.or(workflow_max).or(self.app_max);
         let mut tools = Vec::new();
-        for t in meta.tools {
+        let own = self.agent_tools(meta)?;
+        for t in &own {
             let mut path = scopes.clone();
             path.push(tool_scope(t));
             let chain = self.chain(&path)?;
             tools.push((*t, chain, inherited));
         }
         // An agent without tools still reports its useless exclusions.
-        if meta.tools.is_empty() {
+        if own.is_empty() {
             self.chain(&scopes)?;
         }
         Ok(PendingAgent {

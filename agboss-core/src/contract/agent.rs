@@ -33,6 +33,8 @@ pub struct AgentMeta {
     pub type_id: fn() -> TypeId,
     /// The tools the agent may call.
     pub tools: &'static [&'static ToolMeta],
+    /// MCP servers whose every tool the agent may call (`mcp_servers = [..]`).
+    pub mcp_servers: &'static [&'static str],
     /// Interceptors attached at the agent.
     pub tool_interceptors: &'static [&'static InterceptorMeta],
     /// Inherited interceptors removed at the agent.

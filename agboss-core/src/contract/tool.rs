@@ -14,7 +14,7 @@ use super::interceptor::InterceptorMeta;
 use super::outcome::{CallOutcome, Rendered};
 use super::pii_policy::PiiPolicyMeta;
 use crate::di::{CallId, DepMeta, DiError, Resolver, Services, TenantContext};
-use crate::dto::Dto;
+use crate::dto::{Dto, ValidationError};
 use crate::error::ToolError;
 
 /// The body of a tool: `run(input) -> output`. Write it with `async fn`.
@@ -88,8 +88,39 @@ pub struct ToolMeta {
     pub pii_policies: &'static [&'static PiiPolicyMeta],
     /// The tool's dependencies.
     pub deps: &'static [DepMeta],
+    /// Where a remote tool lives (`#[mcp_tool]`, or a tool of a whole MCP server); `None` for a
+    /// `#[tool]`.
+    pub mcp: Option<&'static McpToolMeta>,
     #[doc(hidden)]
     pub erased: fn() -> &'static dyn ErasedToolType,
+}
+
+/// The remote end of an MCP tool: the server it is called on (the name an
+/// `McpServerConfig` gives it) and the tool's name there.
+///
+/// ```
+/// use agboss_core::contract::tool::McpToolMeta;
+/// let remote = McpToolMeta { server: "everything", remote: "get-sum", typed_input: true, typed_output: false };
+/// assert_eq!(remote.to_string(), "`get-sum` on MCP server `everything`");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpToolMeta {
+    /// The server's name.
+    pub server: &'static str,
+    /// The tool's name on the server.
+    pub remote: &'static str,
+    /// The input is a DTO of the app (`input = SomeDto`), checked at build against the remote
+    /// input schema; otherwise the arguments are checked against the remote schema per call.
+    pub typed_input: bool,
+    /// The output is a DTO of the app (`output = SomeDto`); otherwise structured results are
+    /// checked against the remote output schema.
+    pub typed_output: bool,
+}
+
+impl fmt::Display for McpToolMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` on MCP server `{}`", self.remote, self.server)
+    }
 }
 
 impl fmt::Debug for ToolMeta {
@@ -116,6 +147,21 @@ pub trait Tool: ToolHandler<Self::Input, Self::Output> + Sized + Send + Sync + '
     const META: &'static ToolMeta;
     /// Builds the tool from its dependencies.
     fn construct(resolver: &Resolver<'_>) -> Result<Self, DiError>;
+
+    /// Checks a decoded input beyond its DTO's own rules, before any interceptor runs (an MCP
+    /// tool without an input DTO checks the remote input schema here). A `#[tool]` has nothing
+    /// more to check.
+    #[inline]
+    fn check_input(&self, input: &Self::Input) -> Result<(), ValidationError> {
+        let _ = input;
+        Ok(())
+    }
+
+    /// The input JSON Schema a model sees, when it is not the DTO's (an MCP tool without an
+    /// input DTO gives the remote schema). `None`: [`ToolMeta::input_schema`].
+    fn model_input_schema(&self) -> Option<Value> {
+        None
+    }
 }
 
 /// The largest JSON argument text a tool accepts when it sets no `max_input_size`: 1 MiB.
@@ -168,8 +214,12 @@ pub struct CallEnv<'a> {
 /// pipeline for every `T: Tool`).
 #[doc(hidden)]
 pub trait ErasedToolType: Send + Sync {
-    /// Builds the tool's slot against the app's services.
-    fn build_slot(&self, services: &Services) -> Result<Arc<dyn ErasedToolSlot>, DiError>;
+    /// Builds the slot of the tool `meta` describes against the app's services.
+    fn build_slot(
+        &self,
+        meta: &'static ToolMeta,
+        services: &Services,
+    ) -> Result<Arc<dyn ErasedToolSlot>, DiError>;
 }
 
 /// A built tool behind `dyn`, callable with JSON text: the call contract every by-name path
@@ -178,6 +228,11 @@ pub trait ErasedToolType: Send + Sync {
 pub trait ErasedToolSlot: Send + Sync {
     /// The slot as `Any` (typed handles downcast it).
     fn as_any(&self) -> &dyn Any;
+    /// The input JSON Schema a model sees when it is not the tool's DTO's
+    /// ([`Tool::model_input_schema`]).
+    fn model_input_schema(&self) -> Option<Value> {
+        None
+    }
     /// One guarded call with JSON text arguments.
     fn call_json<'a>(
         &'a self,

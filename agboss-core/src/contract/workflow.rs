@@ -72,6 +72,8 @@ pub struct ApplicationMeta {
     pub routers: &'static [&'static RouterMeta],
     /// Tools callable directly (every tool an agent or workflow uses is too).
     pub tools: &'static [&'static ToolMeta],
+    /// MCP servers whose every tool is callable directly (`mcp_servers = [..]`).
+    pub mcp_servers: &'static [&'static str],
     /// Interceptors attached at the application (outermost).
     pub tool_interceptors: &'static [&'static InterceptorMeta],
     /// PII policies attached at the application (outermost).

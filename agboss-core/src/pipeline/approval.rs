@@ -10,17 +10,17 @@
 use std::any::Any;
 
 use crate::contract::channel::ApprovalGrant;
-use crate::contract::tool::Tool;
+use crate::contract::tool::{Tool, ToolMeta};
 use crate::error::ToolCallError;
 use crate::store::types::sha256_hex;
 
 /// Lets the call through, or stops it for a human decision.
 #[inline]
 pub(crate) fn approval_point<T: Tool>(
+    meta: &'static ToolMeta,
     input: &T::Input,
     grant: Option<&ApprovalGrant>,
 ) -> Result<(), ToolCallError> {
-    let meta = T::META;
     let Some(channel) = meta.approval else {
         return Ok(());
     };

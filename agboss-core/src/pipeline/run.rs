@@ -20,9 +20,12 @@ use crate::di::{DiError, ExecutionContext, Resolver, Services};
 use crate::dto::Dto;
 use crate::error::{BlockKind, ToolBlockedError, ToolCallError};
 
-/// A tool instance holder: shared when the tool has no per-invocation deps.
+/// A tool instance holder: shared when the tool has no per-invocation deps, with the
+/// registration data its calls run under (`T::META` for a `#[tool]`; one tool type may serve
+/// several tools, e.g. every tool of an MCP server).
 pub(crate) struct ToolSlot<T> {
     shared: Option<T>,
+    pub(crate) meta: &'static ToolMeta,
 }
 
 impl<T: Tool> ToolSlot<T> {
@@ -32,7 +35,24 @@ impl<T: Tool> ToolSlot<T> {
         } else {
             Some(T::construct(&Resolver::for_services(services))?)
         };
-        Ok(Self { shared })
+        Ok(Self {
+            shared,
+            meta: T::META,
+        })
+    }
+
+    /// A slot of an instance built elsewhere, calls running under `meta`.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn of_instance(tool: T, meta: &'static ToolMeta) -> Self {
+        Self {
+            shared: Some(tool),
+            meta,
+        }
+    }
+
+    /// The schema a model sees when it is not the DTO's.
+    pub(crate) fn model_input_schema(&self) -> Option<serde_json::Value> {
+        self.shared.as_ref().and_then(Tool::model_input_schema)
     }
 }
 
@@ -44,7 +64,7 @@ pub(crate) async fn run_typed<T: Tool>(
     env: CallEnv<'_>,
     input: T::Input,
 ) -> CallOutcome<T::Output> {
-    let trace = CallTrace::start(T::META.name, &env.call_id, &chain.path);
+    let trace = CallTrace::start(slot.meta.name, &env.call_id, &chain.path);
     let running = run_guarded(slot, chain, env, input);
     let outcome = if trace.span.is_none() {
         running.await
@@ -62,23 +82,38 @@ pub(crate) async fn run_guarded<T: Tool>(
     env: CallEnv<'_>,
     input: T::Input,
 ) -> CallOutcome<T::Output> {
-    let meta: &'static ToolMeta = T::META;
+    let meta: &'static ToolMeta = slot.meta;
     let execution = ExecutionContext::new(env.call_id, meta.name, chain.path.clone())
         .with_idempotency_key(env.idempotency_key);
     let resolver = Resolver::for_call(env.services, env.tenant, &execution);
     let run_timeout = run_limit(meta, env.run_timeout);
     let progress = env.progress;
     let guard = |error| CallOutcome::failed(FailureKind::Guard, error);
+    // What the tool checks beyond the DTO (a remote schema), before any hook reads the input.
+    if let Some(tool) = &slot.shared
+        && let Err(source) = tool.check_input(&input)
+    {
+        return CallOutcome::failed(
+            FailureKind::Rejected,
+            ToolCallError::InvalidInput {
+                tool_name: meta.name.to_string(),
+                source,
+            },
+        );
+    }
 
     // Fast path: no interceptor at all.
     if chain.before.is_empty() && chain.after.is_empty() {
-        if let Err(error) = approval_point::<T>(&input, env.approval) {
+        if let Err(error) = approval_point::<T>(meta, &input, env.approval) {
             return CallOutcome::failed(FailureKind::Approval, error);
         }
-        return finish::<T>(ran(
-            run_tool(slot, &resolver, meta, input, run_timeout).await,
-            progress,
-        ));
+        return finish::<T>(
+            meta,
+            ran(
+                run_tool(slot, &resolver, meta, input, run_timeout).await,
+                progress,
+            ),
+        );
     }
 
     let holder = InputHolder::new(&input);
@@ -111,17 +146,20 @@ pub(crate) async fn run_guarded<T: Tool>(
     }
 
     // After every before_tool_call allowed, before run (see `super::approval`).
-    if let Err(error) = approval_point::<T>(&input, env.approval) {
+    if let Err(error) = approval_point::<T>(meta, &input, env.approval) {
         return CallOutcome::failed(FailureKind::Approval, error);
     }
 
     // The after-hooks still read the input, so the tool gets a clone only when there are some.
     if chain.after.is_empty() {
         // `call` and `holder` borrow `input`; they are not used past this point, so it can move.
-        return finish::<T>(ran(
-            run_tool(slot, &resolver, meta, input, run_timeout).await,
-            progress,
-        ));
+        return finish::<T>(
+            meta,
+            ran(
+                run_tool(slot, &resolver, meta, input, run_timeout).await,
+                progress,
+            ),
+        );
     }
     let output = match ran(
         run_tool(slot, &resolver, meta, input.clone(), run_timeout).await,
@@ -147,7 +185,7 @@ pub(crate) async fn run_guarded<T: Tool>(
         };
     }
     match output.into_typed::<T::Output>() {
-        Ok(typed) => finish::<T>(CallOutcome::Ran(typed)),
+        Ok(typed) => finish::<T>(meta, CallOutcome::Ran(typed)),
         Err(source) => CallOutcome::failed(
             FailureKind::Tool,
             ToolCallError::InvalidOutput {
@@ -178,7 +216,7 @@ fn run_limit(meta: &ToolMeta, caller: Option<Duration>) -> Option<Duration> {
 }
 
 /// Re-validates the output: the last step of a call that ran.
-fn finish<T: Tool>(ran: CallOutcome<T::Output>) -> CallOutcome<T::Output> {
+fn finish<T: Tool>(meta: &ToolMeta, ran: CallOutcome<T::Output>) -> CallOutcome<T::Output> {
     let output = match ran {
         CallOutcome::Ran(output) => output,
         failed => return failed,
@@ -188,7 +226,7 @@ fn finish<T: Tool>(ran: CallOutcome<T::Output>) -> CallOutcome<T::Output> {
         Err(source) => CallOutcome::failed(
             FailureKind::Tool,
             ToolCallError::InvalidOutput {
-                tool_name: T::META.name.to_string(),
+                tool_name: meta.name.to_string(),
                 source,
             },
         ),

@@ -13,7 +13,7 @@ use super::trace::CallTrace;
 use crate::contract::chain::Chain;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
 use crate::contract::tool::{
-    CallEnv, DEFAULT_MAX_INPUT_SIZE, ErasedToolSlot, ErasedToolType, Tool,
+    CallEnv, DEFAULT_MAX_INPUT_SIZE, ErasedToolSlot, ErasedToolType, Tool, ToolMeta,
 };
 use crate::di::{DiError, Services};
 use crate::dto::{Dto, ValidationError, code};
@@ -22,6 +22,9 @@ use crate::error::ToolCallError;
 impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn model_input_schema(&self) -> Option<serde_json::Value> {
+        ToolSlot::model_input_schema(self)
     }
     fn call_json<'a>(
         &'a self,
@@ -44,7 +47,7 @@ pub(crate) async fn call_json_typed<T: Tool>(
     args: &str,
     max_result_size: Option<usize>,
 ) -> CallOutcome<Rendered> {
-    let meta = T::META;
+    let meta = slot.meta;
     let trace = CallTrace::start(meta.name, &env.call_id, &chain.path);
     let span = &trace.span;
     // Content only when opted in, masked by the path's policies (see `crate::telemetry`).
@@ -142,7 +145,11 @@ pub(crate) async fn call_json_typed<T: Tool>(
 pub struct ToolType<T>(PhantomData<fn() -> T>);
 
 impl<T: Tool> ErasedToolType for ToolType<T> {
-    fn build_slot(&self, services: &Services) -> Result<Arc<dyn ErasedToolSlot>, DiError> {
+    fn build_slot(
+        &self,
+        _meta: &'static ToolMeta,
+        services: &Services,
+    ) -> Result<Arc<dyn ErasedToolSlot>, DiError> {
         Ok(Arc::new(ToolSlot::<T>::build(services)?))
     }
 }

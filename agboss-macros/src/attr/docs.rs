@@ -13,6 +13,7 @@ pub const NAMED: &str = include_str!("../../doc/named.md");
 pub const CASCADE: &str = include_str!("../../doc/cascade.md");
 pub const GUARDRAILS: &str = include_str!("../../doc/guardrails.md");
 pub const TOOL: &str = include_str!("../../doc/tool.md");
+pub const MCP_TOOL: &str = include_str!("../../doc/mcp_tool.md");
 pub const TOOL_INTERCEPTOR: &str = include_str!("../../doc/tool_interceptor.md");
 pub const CHANNEL: &str = include_str!("../../doc/channel.md");
 pub const INPUT_GUARDRAIL: &str = include_str!("../../doc/input_guardrail.md");
@@ -35,6 +36,10 @@ pub struct MacroDoc {
 pub const TOOL_DOC: MacroDoc = MacroDoc {
     attr: "tool",
     tables: &[NAMED, TOOL, CASCADE],
+};
+pub const MCP_TOOL_DOC: MacroDoc = MacroDoc {
+    attr: "mcp_tool",
+    tables: &[NAMED, MCP_TOOL, CASCADE],
 };
 pub const TOOL_INTERCEPTOR_DOC: MacroDoc = MacroDoc {
     attr: "tool_interceptor",
@@ -81,6 +86,7 @@ pub const APPLICATION_DOC: MacroDoc = MacroDoc {
 #[cfg(test)]
 pub const ALL: &[MacroDoc] = &[
     TOOL_DOC,
+    MCP_TOOL_DOC,
     TOOL_INTERCEPTOR_DOC,
     CHANNEL_DOC,
     INPUT_GUARDRAIL_DOC,

@@ -135,6 +135,7 @@ mod tests {
     #[test]
     fn documented_keys_are_the_accepted_keys() {
         accepts::<ToolArgs>(docs::TOOL_DOC);
+        accepts::<McpToolArgs>(docs::MCP_TOOL_DOC);
         accepts::<InterceptorArgs>(docs::TOOL_INTERCEPTOR_DOC);
         accepts::<ChannelArgs>(docs::CHANNEL_DOC);
         accepts::<InputGuardrailArgs>(docs::INPUT_GUARDRAIL_DOC);

@@ -4,7 +4,7 @@
 //! [`Guardrails`] (what a scope attaches at its text boundary).
 use darling::FromMeta;
 
-use super::value::{Flag, Int, PathList, Str, TypePath};
+use super::value::{Flag, Int, PathList, Str, StrList, TypePath};
 
 /// `name`, `description`: every named component, with the keys `T` of its kind (darling
 /// flattens one group per struct, so the groups nest: `Named<AgentKeys>` holds
@@ -55,6 +55,21 @@ pub struct ToolKeys {
     pub approval: Option<TypePath>,
     pub approval_when: Option<TypePath>,
     pub deps: Option<PathList>,
+    #[darling(flatten)]
+    pub cascade: Cascade,
+}
+
+/// `#[mcp_tool(..)]`.
+#[derive(FromMeta)]
+pub struct McpToolKeys {
+    pub server: Str,
+    pub remote: Str,
+    pub input: Option<TypePath>,
+    pub output: Option<TypePath>,
+    pub max_input_size: Option<Int>,
+    pub timeout_ms: Option<Int>,
+    pub idempotent: Flag,
+    pub approval: Option<TypePath>,
     #[darling(flatten)]
     pub cascade: Cascade,
 }
@@ -113,6 +128,7 @@ pub struct InjectableArgs {
 pub struct AgentKeys {
     pub instructions: Option<Str>,
     pub tools: Option<PathList>,
+    pub mcp_servers: Option<StrList>,
     pub max_turns: Option<Int>,
     pub max_parallel_tool_calls: Option<Int>,
     pub tool_errors: Option<Str>,
@@ -147,12 +163,15 @@ pub struct ApplicationKeys {
     pub agents: Option<PathList>,
     pub routers: Option<PathList>,
     pub tools: Option<PathList>,
+    pub mcp_servers: Option<StrList>,
     #[darling(flatten)]
     pub scope: Guardrails<Cascade>,
 }
 
 /// The model of `#[tool(..)]`.
 pub type ToolArgs = Named<ToolKeys>;
+/// The model of `#[mcp_tool(..)]`.
+pub type McpToolArgs = Named<McpToolKeys>;
 /// The model of `#[tool_interceptor(..)]`.
 pub type InterceptorArgs = Named<InterceptorKeys>;
 /// The model of `#[channel(..)]`.

@@ -108,6 +108,31 @@ impl FromMeta for PathList {
     not_a_word_or_list!();
 }
 
+/// `key = ["a", "b"]`.
+#[derive(Clone)]
+pub struct StrList {
+    pub items: Vec<syn::LitStr>,
+}
+
+impl FromMeta for StrList {
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        let Expr::Array(arr) = strip_groups(expr) else {
+            return Err(wrong_shape(expr));
+        };
+        let mut items = Vec::new();
+        for elem in &arr.elems {
+            match strip_groups(elem) {
+                Expr::Lit(syn::ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => items.push(s.clone()),
+                other => return Err(wrong_shape(other)),
+            }
+        }
+        Ok(StrList { items })
+    }
+    not_a_word_or_list!();
+}
+
 /// The paths of an optional list (empty when the key is absent).
 pub fn paths(list: &Option<PathList>) -> &[syn::Path] {
     list.as_ref().map_or(&[], |l| &l.paths)

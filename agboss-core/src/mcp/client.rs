@@ -1,1 +1,0 @@
-//! MCP servers as connections (client side).

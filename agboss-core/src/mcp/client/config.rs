@@ -1,0 +1,173 @@
+//! How to reach an MCP server: a child process over stdio, or streamable HTTP.
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The default bound of one `tools/call`: 60 s.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default bound of starting and initializing a server and listing its tools: 30 s.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One MCP server an app uses: its name (what `#[mcp_tool(server = ..)]` and
+/// `mcp_servers = [..]` refer to), how to reach it and its time limits.
+///
+/// ```
+/// use std::time::Duration;
+/// use agboss_core::mcp::client::McpServerConfig;
+///
+/// let everything = McpServerConfig::stdio("everything", "node")
+///     .args(["node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"])
+///     .env("NODE_ENV", "production")
+///     .call_timeout(Duration::from_secs(10));
+/// assert_eq!(everything.name(), "everything");
+///
+/// let remote = McpServerConfig::http("crm", "http://127.0.0.1:8931/mcp").bearer_token("s3cret");
+/// assert_eq!(remote.name(), "crm");
+/// ```
+#[derive(Debug, Clone)]
+pub struct McpServerConfig {
+    pub(crate) name: &'static str,
+    pub(crate) transport: McpTransport,
+    pub(crate) call_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
+}
+
+/// How the client reaches the server.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum McpTransport {
+    /// A child process spoken to over its stdin and stdout. Its stderr is captured (logged
+    /// at `debug` and kept for error messages), never inherited.
+    Stdio {
+        /// The program.
+        command: OsString,
+        /// Its arguments.
+        args: Vec<OsString>,
+        /// Environment variables set for it (on top of the inherited environment).
+        env: Vec<(OsString, OsString)>,
+        /// Its working directory (default: the current one).
+        current_dir: Option<PathBuf>,
+    },
+    /// Streamable HTTP.
+    Http {
+        /// The endpoint, e.g. `http://127.0.0.1:8931/mcp`.
+        url: String,
+        /// Headers sent with every request (e.g. `authorization`).
+        headers: Vec<(String, String)>,
+    },
+}
+
+impl McpServerConfig {
+    fn new(name: &'static str, transport: McpTransport) -> Self {
+        Self {
+            name,
+            transport,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+        }
+    }
+
+    /// A server started as a child process, spoken to over stdio.
+    pub fn stdio(name: &'static str, command: impl Into<OsString>) -> Self {
+        Self::new(
+            name,
+            McpTransport::Stdio {
+                command: command.into(),
+                args: Vec::new(),
+                env: Vec::new(),
+                current_dir: None,
+            },
+        )
+    }
+
+    /// A server reached over streamable HTTP at `url`.
+    pub fn http(name: &'static str, url: impl Into<String>) -> Self {
+        Self::new(
+            name,
+            McpTransport::Http {
+                url: url.into(),
+                headers: Vec::new(),
+            },
+        )
+    }
+
+    /// One more argument of the child process (stdio only; ignored for HTTP).
+    #[must_use]
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        if let McpTransport::Stdio { args, .. } = &mut self.transport {
+            args.push(arg.into());
+        }
+        self
+    }
+
+    /// More arguments of the child process (stdio only).
+    #[must_use]
+    pub fn args(mut self, more: impl IntoIterator<Item = impl Into<OsString>>) -> Self {
+        if let McpTransport::Stdio { args, .. } = &mut self.transport {
+            args.extend(more.into_iter().map(Into::into));
+        }
+        self
+    }
+
+    /// An environment variable of the child process (stdio only).
+    #[must_use]
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        if let McpTransport::Stdio { env, .. } = &mut self.transport {
+            env.push((key.into(), value.into()));
+        }
+        self
+    }
+
+    /// The working directory of the child process (stdio only).
+    #[must_use]
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        if let McpTransport::Stdio { current_dir, .. } = &mut self.transport {
+            *current_dir = Some(dir.into());
+        }
+        self
+    }
+
+    /// A header sent with every HTTP request (HTTP only).
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let McpTransport::Http { headers, .. } = &mut self.transport {
+            headers.push((name.into(), value.into()));
+        }
+        self
+    }
+
+    /// `authorization: Bearer <token>` on every HTTP request (HTTP only).
+    #[must_use]
+    pub fn bearer_token(self, token: impl AsRef<str>) -> Self {
+        let value = format!("Bearer {}", token.as_ref());
+        self.header("authorization", value)
+    }
+
+    /// The bound of one `tools/call` (default [`DEFAULT_CALL_TIMEOUT`]; a `#[mcp_tool]`'s own
+    /// `timeout_ms` bounds it further). A call past it fails with
+    /// [`McpError::TimedOut`](super::McpError::TimedOut) and the connection is re-established
+    /// for the next call.
+    #[must_use]
+    pub fn call_timeout(mut self, limit: Duration) -> Self {
+        self.call_timeout = limit;
+        self
+    }
+
+    /// The bound of starting the server, initializing the session and listing its tools
+    /// (default [`DEFAULT_CONNECT_TIMEOUT`]).
+    #[must_use]
+    pub fn connect_timeout(mut self, limit: Duration) -> Self {
+        self.connect_timeout = limit;
+        self
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// How it is reached.
+    pub fn transport(&self) -> &McpTransport {
+        &self.transport
+    }
+}

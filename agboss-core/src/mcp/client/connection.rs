@@ -1,0 +1,372 @@
+//! A connected MCP server: the session (re-established after a fault), its tool listing and
+//! the captured stderr of a stdio server.
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::Duration;
+
+use rmcp::ServiceExt as _;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use tokio::io::AsyncBufReadExt as _;
+
+use super::config::{McpServerConfig, McpTransport};
+use super::error::{McpError, StderrTail};
+
+/// How many lines of a stdio server's stderr are kept for error messages.
+const STDERR_LINES: usize = 20;
+
+/// One tool of a connected server, as `tools/list` gave it when the server was connected.
+#[derive(Debug, Clone)]
+pub struct McpRemoteTool {
+    /// Its name on the server.
+    pub name: String,
+    /// Its description (empty when it has none).
+    pub description: String,
+    /// Its input JSON Schema.
+    pub input_schema: serde_json::Value,
+    /// Its output JSON Schema, if it declares one.
+    pub output_schema: Option<serde_json::Value>,
+}
+
+/// A connected MCP server, cheap to clone (one session shared by every clone).
+///
+/// [`McpServer::connect`] starts (or reaches) the server, initializes the MCP session and lists
+/// its tools once; give it to [`AppBuilder::mcp_server`](crate::AppBuilder::mcp_server). A call
+/// that finds the connection lost (the process died, the stream closed, a timeout) fails with a
+/// typed [`McpError`], and the next call connects again.
+///
+/// ```no_run
+/// use agboss_core::mcp::client::{McpServer, McpServerConfig};
+/// # async fn demo() -> Result<(), agboss_core::mcp::client::McpError> {
+/// let server = McpServer::connect(
+///     McpServerConfig::stdio("everything", "npx").args(["-y", "@modelcontextprotocol/server-everything", "stdio"]),
+/// )
+/// .await?;
+/// assert!(server.tools().any(|t| t.name == "echo"));
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: McpServerConfig,
+    tools: Vec<McpRemoteTool>,
+    session: tokio::sync::Mutex<Session>,
+    stderr: Arc<StdMutex<VecDeque<String>>>,
+}
+
+#[derive(Default)]
+struct Session {
+    running: Option<RunningService<RoleClient, ()>>,
+    /// Bumped at every new connection: a fault resets only the connection it happened on.
+    generation: u64,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.inner.config.name)
+            .field("tools", &self.inner.tools.len())
+            .finish()
+    }
+}
+
+impl McpServer {
+    /// Starts or reaches the server, initializes the session and lists its tools, within the
+    /// config's connect timeout.
+    pub async fn connect(config: McpServerConfig) -> Result<Self, McpError> {
+        let stderr = Arc::new(StdMutex::new(VecDeque::new()));
+        let limit = config.connect_timeout;
+        let server = config.name;
+        let connected = tokio::time::timeout(limit, async {
+            let running = open(&config, &stderr).await?;
+            let listed = running
+                .peer()
+                .list_all_tools()
+                .await
+                .map_err(|e| service_error(server, "tools/list", e))?;
+            Ok::<_, McpError>((running, listed))
+        })
+        .await;
+        let (running, listed) = match connected {
+            Ok(result) => result?,
+            Err(_) => {
+                return Err(McpError::TimedOut {
+                    server,
+                    during: "initialize and tools/list".into(),
+                    after_ms: millis(limit),
+                });
+            }
+        };
+        let tools = listed
+            .into_iter()
+            .map(|t| McpRemoteTool {
+                name: t.name.into_owned(),
+                description: t.description.map(|d| d.into_owned()).unwrap_or_default(),
+                input_schema: serde_json::Value::Object((*t.input_schema).clone()),
+                output_schema: t
+                    .output_schema
+                    .map(|s| serde_json::Value::Object((*s).clone())),
+            })
+            .collect();
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config,
+                tools,
+                session: tokio::sync::Mutex::new(Session {
+                    running: Some(running),
+                    generation: 1,
+                }),
+                stderr,
+            }),
+        })
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &'static str {
+        self.inner.config.name
+    }
+
+    /// Its config.
+    pub fn config(&self) -> &McpServerConfig {
+        &self.inner.config
+    }
+
+    /// Its tools, as listed when it was connected.
+    pub fn tools(&self) -> impl Iterator<Item = &McpRemoteTool> {
+        self.inner.tools.iter()
+    }
+
+    /// One tool of the listing.
+    pub fn tool(&self, name: &str) -> Option<&McpRemoteTool> {
+        self.inner.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The last lines the (stdio) server wrote to its stderr.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        lock(&self.inner.stderr).iter().cloned().collect()
+    }
+
+    /// Whether a session is open now (false after a fault, until the next call reconnects).
+    pub async fn is_connected(&self) -> bool {
+        self.inner.session.lock().await.running.is_some()
+    }
+
+    /// One `tools/call`, bounded by `limit` (or the config's call timeout). An `isError`
+    /// result is returned as it is: the caller decides what it means.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        limit: Option<Duration>,
+    ) -> Result<CallToolResult, McpError> {
+        let server = self.name();
+        let during = || format!("tools/call `{tool}`");
+        let (peer, generation) = self.peer().await?;
+        let limit = limit.map_or(self.inner.config.call_timeout, |l| {
+            l.min(self.inner.config.call_timeout)
+        });
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        match tokio::time::timeout(limit, peer.call_tool(params)).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(ServiceError::McpError(e))) => Err(McpError::Refused {
+                server,
+                during: during(),
+                code: e.code.0,
+                message: e.message.into_owned(),
+            }),
+            Ok(Err(e)) => {
+                self.reset(generation).await;
+                Err(service_error(server, &during(), e))
+            }
+            Err(_) => {
+                // A server that does not answer in time is not trusted with the next call.
+                self.reset(generation).await;
+                Err(McpError::TimedOut {
+                    server,
+                    during: during(),
+                    after_ms: millis(limit),
+                })
+            }
+        }
+    }
+
+    /// The open session's peer, connecting first when there is none.
+    async fn peer(&self) -> Result<(Peer<RoleClient>, u64), McpError> {
+        let mut session = self.inner.session.lock().await;
+        if let Some(running) = &session.running {
+            if !running.is_transport_closed() {
+                return Ok((running.peer().clone(), session.generation));
+            }
+            session.running = None;
+        }
+        let config = &self.inner.config;
+        let running =
+            match tokio::time::timeout(config.connect_timeout, open(config, &self.inner.stderr))
+                .await
+            {
+                Ok(running) => running?,
+                Err(_) => {
+                    return Err(McpError::TimedOut {
+                        server: config.name,
+                        during: "initialize".into(),
+                        after_ms: millis(config.connect_timeout),
+                    });
+                }
+            };
+        tracing::debug!(server = config.name, "MCP session re-established");
+        let peer = running.peer().clone();
+        session.running = Some(running);
+        session.generation += 1;
+        Ok((peer, session.generation))
+    }
+
+    /// Drops the connection a fault happened on (not a newer one).
+    async fn reset(&self, generation: u64) {
+        let mut session = self.inner.session.lock().await;
+        if session.generation == generation {
+            session.running = None;
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // rmcp kills a child process from a spawned task: without a runtime, drop it in one.
+        let running = self.session.get_mut().running.take();
+        if running.is_some() && tokio::runtime::Handle::try_current().is_err() {
+            if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                rt.block_on(async move { drop(running) });
+            }
+        }
+    }
+}
+
+/// Starts (or reaches) the server and initializes a session.
+async fn open(
+    config: &McpServerConfig,
+    stderr: &Arc<StdMutex<VecDeque<String>>>,
+) -> Result<RunningService<RoleClient, ()>, McpError> {
+    let server = config.name;
+    match &config.transport {
+        McpTransport::Stdio {
+            command,
+            args,
+            env,
+            current_dir,
+        } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args).kill_on_drop(true);
+            for (k, v) in env {
+                cmd.env(k, v);
+            }
+            if let Some(dir) = current_dir {
+                cmd.current_dir(dir);
+            }
+            let (process, err) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|source| McpError::Start {
+                    server,
+                    source,
+                    stderr: StderrTail::default(),
+                })?;
+            let reader = err.map(|err| tokio::spawn(capture(server, err, Arc::clone(stderr))));
+            match ().serve(process).await {
+                Ok(running) => Ok(running),
+                Err(e) => {
+                    // The process has exited or spoke no MCP: what it wrote explains why.
+                    if let Some(reader) = reader {
+                        let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+                    }
+                    Err(McpError::Initialize {
+                        server,
+                        message: e.to_string(),
+                        stderr: StderrTail(lock(stderr).iter().cloned().collect()),
+                    })
+                }
+            }
+        }
+        McpTransport::Http { url, headers } => {
+            use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+            let mut custom = std::collections::HashMap::new();
+            for (name, value) in headers {
+                let bad = |what: &str| McpError::Start {
+                    server,
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        format!("invalid header {what} `{name}`"),
+                    ),
+                    stderr: StderrTail::default(),
+                };
+                let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| bad("name"))?;
+                let value =
+                    reqwest::header::HeaderValue::from_str(value).map_err(|_| bad("value"))?;
+                custom.insert(name, value);
+            }
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom),
+            );
+            ().serve(transport).await.map_err(|e| McpError::Initialize {
+                server,
+                message: e.to_string(),
+                stderr: StderrTail::default(),
+            })
+        }
+    }
+}
+
+/// Reads a stdio server's stderr line by line: logged at `debug`, the last lines kept.
+async fn capture(
+    server: &'static str,
+    err: tokio::process::ChildStderr,
+    tail: Arc<StdMutex<VecDeque<String>>>,
+) {
+    let mut lines = tokio::io::BufReader::new(err).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(server, "mcp stderr: {line}");
+        let mut tail = lock(&tail);
+        if tail.len() == STDERR_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
+}
+
+fn service_error(server: &'static str, during: &str, e: ServiceError) -> McpError {
+    match e {
+        ServiceError::McpError(e) => McpError::Refused {
+            server,
+            during: during.into(),
+            code: e.code.0,
+            message: e.message.into_owned(),
+        },
+        ServiceError::Timeout { timeout } => McpError::TimedOut {
+            server,
+            during: during.into(),
+            after_ms: millis(timeout),
+        },
+        other => McpError::ConnectionLost {
+            server,
+            during: during.into(),
+            message: other.to_string(),
+        },
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A poisoned tail is still a tail.
+fn lock<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,0 +1,108 @@
+//! What can go wrong talking to an MCP server.
+use std::fmt;
+
+/// The last lines a stdio server wrote to its stderr, shown in start and initialize errors.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StderrTail(pub Vec<String>);
+
+impl fmt::Display for StderrTail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        f.write_str("; its stderr ends with:")?;
+        for line in &self.0 {
+            write!(f, "\n    {line}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An error of an MCP connection or call. A tool call that fails with one is a tool error
+/// (`ToolCallError::ToolFailed`, this error its source), reported per the agent's tool error
+/// policy; none of them is a panic.
+///
+/// ```
+/// use agboss_core::mcp::client::McpError;
+/// let err = McpError::TimedOut { server: "everything", during: "tools/call `echo`".into(), after_ms: 50 };
+/// assert_eq!(err.to_string(), "MCP server `everything` did not answer tools/call `echo` within 50 ms");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The child process could not be started, or the HTTP client not be made.
+    #[error("MCP server `{server}` could not be started: {source}{stderr}")]
+    Start {
+        /// The server.
+        server: &'static str,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+        /// Its stderr so far.
+        stderr: StderrTail,
+    },
+    /// The MCP session could not be initialized (the server exited, spoke no MCP, refused).
+    #[error("MCP server `{server}` did not initialize: {message}{stderr}")]
+    Initialize {
+        /// The server.
+        server: &'static str,
+        /// What the SDK reported.
+        message: String,
+        /// Its stderr so far.
+        stderr: StderrTail,
+    },
+    /// No answer in time.
+    #[error("MCP server `{server}` did not answer {during} within {after_ms} ms")]
+    TimedOut {
+        /// The server.
+        server: &'static str,
+        /// The request (`initialize`, `tools/list`, ``tools/call `x` ``).
+        during: String,
+        /// The bound.
+        after_ms: u64,
+    },
+    /// The connection ended (the process died, the stream closed, the peer sent what is not
+    /// JSON-RPC). It is re-established for the next call.
+    #[error("the connection to MCP server `{server}` was lost during {during}: {message}")]
+    ConnectionLost {
+        /// The server.
+        server: &'static str,
+        /// The request.
+        during: String,
+        /// What the SDK reported.
+        message: String,
+    },
+    /// The server answered with a JSON-RPC error (e.g. an unknown tool, invalid params).
+    #[error("MCP server `{server}` refused {during}: {message} (code {code})")]
+    Refused {
+        /// The server.
+        server: &'static str,
+        /// The request.
+        during: String,
+        /// The JSON-RPC error code.
+        code: i32,
+        /// Its message.
+        message: String,
+    },
+    /// The tool ran and reported an error (`isError: true`); the message is the result's text.
+    #[error("`{tool}` on MCP server `{server}` failed: {message}")]
+    ToolFailed {
+        /// The server.
+        server: &'static str,
+        /// The remote tool.
+        tool: String,
+        /// The text the tool returned.
+        message: String,
+    },
+    /// A result that does not fit the tool's output: no structured content or JSON text for
+    /// an output DTO, or structured content that fails the remote output schema.
+    #[error("`{tool}` on MCP server `{server}` returned an invalid result: {message}")]
+    InvalidResult {
+        /// The server.
+        server: &'static str,
+        /// The remote tool.
+        tool: String,
+        /// What is wrong.
+        message: String,
+    },
+}

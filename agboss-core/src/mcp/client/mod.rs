@@ -1,0 +1,28 @@
+//! MCP servers as connections of an app (feature `mcp`).
+//!
+//! Connect each server once ([`McpServer::connect`] with a [`McpServerConfig`]: a child
+//! process over stdio, or streamable HTTP) and give it to the builder
+//! ([`AppBuilder::mcp_server`](crate::AppBuilder::mcp_server)). Its tools then are tools of
+//! the app in two ways, both under the same cascade, pipeline, listeners and events as a
+//! `#[tool]`:
+//!
+//! - one remote tool declared as a first-class tool with `#[mcp_tool(server = .., remote = ..)]`
+//!   (with input/output DTOs, or the remote schemas);
+//! - every tool of a server, taken by an agent or the application (`mcp_servers = [..]`, or
+//!   [`AppBuilder::mcp_server_tools`](crate::AppBuilder::mcp_server_tools)), named
+//!   [`server_tool_name`] (`<server>__<remote>`).
+mod config;
+mod connection;
+mod dto;
+mod error;
+mod registry;
+mod remote;
+
+pub use config::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpServerConfig, McpTransport};
+pub use connection::{McpRemoteTool, McpServer};
+pub use dto::{McpArguments, McpResult};
+pub use error::{McpError, StderrTail};
+pub(crate) use registry::McpRegistry;
+pub use registry::server_tool_name;
+#[doc(hidden)]
+pub use remote::McpRemote;

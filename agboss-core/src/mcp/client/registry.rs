@@ -1,0 +1,205 @@
+//! The connected servers of an app (held in its services) and the tools of whole servers.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::connection::McpServer;
+use super::dto::{McpArguments, McpResult};
+use super::remote::{McpRemote, check_declaration};
+use crate::cascade::{RemoteTools, not_connected};
+use crate::contract::tool::{
+    ErasedToolSlot, ErasedToolType, McpToolMeta, Tool, ToolHandler, ToolMeta,
+};
+use crate::di::{DiError, Resolver, Services};
+use crate::dto::{Dto, ValidationError};
+use crate::error::{BuildError, ToolError};
+use crate::pipeline::ToolSlot;
+
+/// The longest tool name the model APIs accept.
+const MAX_TOOL_NAME: usize = 64;
+
+/// The app's connected MCP servers.
+#[derive(Debug, Default)]
+pub(crate) struct McpRegistry {
+    servers: Vec<McpServer>,
+}
+
+impl McpRegistry {
+    pub(crate) fn new(servers: Vec<McpServer>) -> Result<Self, BuildError> {
+        for (i, s) in servers.iter().enumerate() {
+            if servers[..i].iter().any(|o| o.name() == s.name()) {
+                return Err(BuildError::Mcp {
+                    server: s.name(),
+                    tool: None,
+                    problem: "connected twice; give each server one name".into(),
+                });
+            }
+        }
+        Ok(Self { servers })
+    }
+
+    pub(crate) fn server(&self, name: &str) -> Option<&McpServer> {
+        self.servers.iter().find(|s| s.name() == name)
+    }
+}
+
+impl RemoteTools for McpRegistry {
+    fn check(&self, meta: &'static ToolMeta) -> Result<(), BuildError> {
+        let Some(remote) = meta.mcp else {
+            return Ok(());
+        };
+        let server = self
+            .server(remote.server)
+            .ok_or_else(|| not_connected(remote.server, Some(meta.name)))?;
+        check_declaration(
+            meta,
+            remote,
+            server.tool(remote.remote),
+            server.tools().map(|t| t.name.clone()),
+        )
+        .map_err(|problem| BuildError::Mcp {
+            server: remote.server,
+            tool: Some(meta.name),
+            problem,
+        })
+    }
+
+    fn server_tools(&self, server: &'static str) -> Result<Vec<&'static ToolMeta>, BuildError> {
+        let connected = self
+            .server(server)
+            .ok_or_else(|| not_connected(server, None))?;
+        connected
+            .tools()
+            .map(|t| server_tool_meta(server, &t.name, &t.description))
+            .collect()
+    }
+}
+
+/// The model-facing name of a whole server's tool: `<server>__<remote>`, every character
+/// outside `[A-Za-z0-9_-]` replaced by `_`. Native tool names are kebab-case and never hold
+/// `__`, so the two never collide; two remote names that differ only in replaced characters
+/// are a build error.
+///
+/// ```
+/// use agboss_core::mcp::client::server_tool_name;
+/// assert_eq!(server_tool_name("everything", "get-sum"), "everything__get-sum");
+/// assert_eq!(server_tool_name("files", "read.file"), "files__read_file");
+/// ```
+pub fn server_tool_name(server: &str, remote: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    format!("{}__{}", clean(server), clean(remote))
+}
+
+/// The registration data of one tool of a whole server, made once per (server, tool,
+/// description) in the process and kept: a reconnected or rebuilt app reuses it.
+fn server_tool_meta(
+    server: &'static str,
+    remote: &str,
+    description: &str,
+) -> Result<&'static ToolMeta, BuildError> {
+    type Key = (&'static str, String, String);
+    static METAS: OnceLock<Mutex<HashMap<Key, &'static ToolMeta>>> = OnceLock::new();
+    let name = server_tool_name(server, remote);
+    if name.len() > MAX_TOOL_NAME {
+        return Err(BuildError::Mcp {
+            server,
+            tool: None,
+            problem: format!(
+                "its tool `{remote}` would be named `{name}`, over the {MAX_TOOL_NAME} characters models accept; declare it with `#[mcp_tool(name = .., remote = \"{remote}\")]` instead"
+            ),
+        });
+    }
+    let key: Key = (server, remote.to_owned(), description.to_owned());
+    let mut metas = METAS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(meta) = metas.get(&key) {
+        return Ok(meta);
+    }
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let remote: &'static str = leak(remote.to_owned());
+    let meta: &'static ToolMeta = Box::leak(Box::new(ToolMeta {
+        name: leak(name),
+        description: leak(description.to_owned()),
+        type_name: "McpServerTool",
+        type_id: std::any::TypeId::of::<McpServerTool>,
+        input_schema: McpArguments::json_schema,
+        output_schema: McpResult::json_schema,
+        max_result_size: None,
+        max_input_size: None,
+        timeout_ms: None,
+        idempotent: false,
+        approval: None,
+        approval_when: None,
+        tool_interceptors: &[],
+        exclude_tool_interceptors: &[],
+        pii_policies: &[],
+        deps: &[],
+        mcp: Some(Box::leak(Box::new(McpToolMeta {
+            server,
+            remote,
+            typed_input: false,
+            typed_output: false,
+        }))),
+        erased: || &ServerToolType,
+    }));
+    metas.insert(key, meta);
+    Ok(meta)
+}
+
+/// One tool of a whole server: the remote schemas in and out.
+pub(crate) struct McpServerTool {
+    remote: McpRemote,
+}
+
+impl ToolHandler<McpArguments, McpResult> for McpServerTool {
+    async fn run(&self, input: McpArguments) -> Result<McpResult, ToolError> {
+        self.remote.call(input).await
+    }
+}
+
+/// Placeholder registration of the type: each instance runs under its own tool's meta.
+const SERVER_TOOL: &ToolMeta = crate::__private::fallback::TOOL;
+
+impl Tool for McpServerTool {
+    type Input = McpArguments;
+    type Output = McpResult;
+    const META: &'static ToolMeta = SERVER_TOOL;
+    fn construct(_: &Resolver<'_>) -> Result<Self, DiError> {
+        Err(DiError::Failed(
+            "a whole MCP server's tool is built by the app's MCP registry".into(),
+        ))
+    }
+    fn check_input(&self, input: &McpArguments) -> Result<(), ValidationError> {
+        self.remote.check_input(input)
+    }
+    fn model_input_schema(&self) -> Option<serde_json::Value> {
+        self.remote.model_input_schema()
+    }
+}
+
+struct ServerToolType;
+
+impl ErasedToolType for ServerToolType {
+    fn build_slot(
+        &self,
+        meta: &'static ToolMeta,
+        services: &Services,
+    ) -> Result<Arc<dyn ErasedToolSlot>, DiError> {
+        let remote = McpRemote::from_services(services, meta)?;
+        Ok(Arc::new(ToolSlot::of_instance(
+            McpServerTool { remote },
+            meta,
+        )))
+    }
+}
