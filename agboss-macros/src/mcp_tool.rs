@@ -77,10 +77,21 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Some(args) => {
             let (input, output) = io_types(args);
             let construct = fallback_construct();
-            what.fallback(
+            let ident = &item.ident;
+            let p = quote!(::agboss_core::__private);
+            // The handler the expansion would have written: a mistake is one error, not two.
+            let handler = quote! {
+                impl #p::ToolHandler<#input, #output> for #ident {
+                    async fn run(&self, _: #input) -> ::core::result::Result<#output, #p::ToolError> {
+                        ::core::unreachable!("an erroneous #[mcp_tool] never runs")
+                    }
+                }
+            };
+            let fallback = what.fallback(
                 "TOOL",
                 quote!(type Input = #input; type Output = #output; #construct),
-            )
+            );
+            quote!(#handler #fallback)
         }
         None => TokenStream::new(),
     };

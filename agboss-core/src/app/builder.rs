@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::App;
 use crate::callback::listener::ToolCallListener;
 use crate::callback::stack::ToolCallListenerSet;
-use crate::cascade::Blueprint;
+use crate::cascade::{Blueprint, RemoteServer, RemoteServers};
 use crate::contract::agent::{Agent, Router};
 use crate::contract::guardrail::{
     InputGuardrailComponent, OutputGuardrailComponent, OutputStreaming,
@@ -49,8 +49,7 @@ pub struct AppBuilder {
     worker: Option<String>,
     lease_ttl: Duration,
     output_streaming: OutputStreaming,
-    #[cfg(feature = "mcp")]
-    mcp_servers: Vec<crate::mcp::client::McpServer>,
+    remote: Vec<Arc<dyn RemoteServer>>,
 }
 
 impl fmt::Debug for AppBuilder {
@@ -73,8 +72,7 @@ impl AppBuilder {
             worker: None,
             lease_ttl: DEFAULT_LEASE_TTL,
             output_streaming: OutputStreaming::default(),
-            #[cfg(feature = "mcp")]
-            mcp_servers: Vec::new(),
+            remote: Vec::new(),
         }
     }
     /// Builds the app of an `#[application]`: its name, interceptors, workflows, agents,
@@ -278,7 +276,7 @@ impl AppBuilder {
         self
     }
 
-    /// A connected MCP server the app's `#[mcp_tool]`s and `mcp_servers = [..]` name (feature
+    /// A connected MCP server (an `McpServer`) the app's `#[mcp_tool]`s and `mcp_servers = [..]` name (feature
     /// `mcp`). At build, every `#[mcp_tool]` of the app must find its remote tool on its server,
     /// with an input schema its DTO fits; a server named but not given is a build error naming
     /// it.
@@ -295,32 +293,26 @@ impl AppBuilder {
     /// assert!(app.tool_by_name("everything__echo").is_some());
     /// # Ok(()) }
     /// ```
-    #[cfg(feature = "mcp")]
-    pub fn mcp_server(mut self, server: crate::mcp::client::McpServer) -> Self {
-        self.mcp_servers.push(server);
+    pub fn mcp_server(mut self, server: impl RemoteServer) -> Self {
+        self.remote.push(Arc::new(server));
         self
     }
 
     /// Every tool of the MCP server `name` as a tool of the application (callable directly,
     /// on the application's chain), named `<server>__<remote>`
-    /// ([`server_tool_name`](crate::mcp::client::server_tool_name)). The same as
+    /// (see `agboss_core::mcp::client::server_tool_name`). The same as
     /// `#[application(mcp_servers = ["name"])]`.
-    #[cfg(feature = "mcp")]
     pub fn mcp_server_tools(mut self, name: &'static str) -> Self {
         self.bp.mcp_server_tools.push(name);
         self
     }
 
     /// Checks names, builds services, resolves every chain of every path.
-    #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
     pub fn build(mut self) -> Result<App, BuildError> {
-        #[cfg(feature = "mcp")]
-        if !self.mcp_servers.is_empty() {
-            let registry = Arc::new(crate::mcp::client::McpRegistry::new(std::mem::take(
-                &mut self.mcp_servers,
-            ))?);
-            self.bp.services.insert(Arc::clone(&registry));
-            self.bp.remote = Some(registry);
+        if !self.remote.is_empty() {
+            let servers = Arc::new(RemoteServers::new(std::mem::take(&mut self.remote))?);
+            self.bp.services.insert(Arc::clone(&servers));
+            self.bp.remote = Some(servers);
         }
         let resolved = self.bp.resolve()?;
         // The approval channels of the app's gated tools, built once.

@@ -100,14 +100,54 @@ impl fmt::Display for BuildWarning {
     }
 }
 
-/// What the cascade needs of a source of remote tools (the app's connected MCP servers,
-/// `crate::mcp::client`), so that it names no transport: checks of declared remote tools, and
-/// the tools of a whole server.
-pub(crate) trait RemoteTools: Send + Sync {
+/// A server of remote tools an app is built with: a connected MCP server
+/// (`agboss_core::mcp::client::McpServer`, feature `mcp`). The cascade names no transport: it
+/// asks the server to check the tools declared on it and to list its tools as tools of the app.
+#[doc(hidden)]
+pub trait RemoteServer: Send + Sync + 'static {
+    /// The name tools and scopes refer to it by.
+    fn name(&self) -> &'static str;
     /// Whether the remote end of `meta` (an `#[mcp_tool]`) exists and fits its declaration.
     fn check(&self, meta: &'static ToolMeta) -> Result<(), BuildError>;
-    /// Every tool of a server, as tools of the app.
-    fn server_tools(&self, server: &'static str) -> Result<Vec<&'static ToolMeta>, BuildError>;
+    /// Every tool of the server, as tools of the app.
+    fn server_tools(&self) -> Result<Vec<&'static ToolMeta>, BuildError>;
+    /// The server as `Any` (its tools find their connection through it).
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// The remote servers of an app, kept in its services.
+pub(crate) struct RemoteServers(Vec<Arc<dyn RemoteServer>>);
+
+impl RemoteServers {
+    pub(crate) fn new(servers: Vec<Arc<dyn RemoteServer>>) -> Result<Self, BuildError> {
+        for (i, s) in servers.iter().enumerate() {
+            if servers[..i].iter().any(|o| o.name() == s.name()) {
+                return Err(BuildError::Mcp {
+                    server: s.name(),
+                    tool: None,
+                    problem: "given twice; give each server one name".into(),
+                });
+            }
+        }
+        Ok(Self(servers))
+    }
+
+    /// The server named `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<&dyn RemoteServer> {
+        self.0.iter().find(|s| s.name() == name).map(|s| &**s)
+    }
+
+    fn check(&self, meta: &'static ToolMeta, server: &'static str) -> Result<(), BuildError> {
+        self.get(server)
+            .ok_or_else(|| not_connected(server, Some(meta.name)))?
+            .check(meta)
+    }
+
+    fn server_tools(&self, server: &'static str) -> Result<Vec<&'static ToolMeta>, BuildError> {
+        self.get(server)
+            .ok_or_else(|| not_connected(server, None))?
+            .server_tools()
+    }
 }
 
 /// The error of a remote tool or server in an app without MCP servers.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 use super::guardrails::{GuardExclusion, GuardSpec, Guardrails};
-use super::{BuildWarning, Pool, RemoteTools, ScopeSpec, not_connected};
+use super::{BuildWarning, Pool, RemoteServers, ScopeSpec, not_connected};
 use crate::contract::agent::{AgentMeta, RouterMeta};
 use crate::contract::chain::Chain;
 use crate::contract::guardrail::GuardrailMeta;
@@ -38,8 +38,8 @@ pub(crate) struct Blueprint {
     pub(crate) output_guardrails: Vec<&'static GuardrailMeta>,
     pub(crate) mask_answer: bool,
     pub(crate) guardrail_timeout: Duration,
-    /// The app's connected MCP servers, if any.
-    pub(crate) remote: Option<Arc<dyn RemoteTools>>,
+    /// The app's remote servers (connected MCP servers), if any.
+    pub(crate) remote: Option<Arc<RemoteServers>>,
     /// Servers whose every tool the application takes (besides `#[application(mcp_servers)]`).
     pub(crate) mcp_server_tools: Vec<&'static str>,
 }
@@ -454,7 +454,7 @@ struct Resolution {
     /// The same for guardrail exclusions.
     guard_exclusions: Vec<GuardExclusion>,
     app_max: Option<usize>,
-    remote: Option<Arc<dyn RemoteTools>>,
+    remote: Option<Arc<RemoteServers>>,
 }
 
 impl Resolution {
@@ -482,7 +482,7 @@ impl Resolution {
         }
         if let Some(remote) = meta.mcp {
             match &self.remote {
-                Some(tools) => tools.check(meta)?,
+                Some(servers) => servers.check(meta, remote.server)?,
                 None => return Err(not_connected(remote.server, Some(meta.name))),
             }
         }

@@ -22,7 +22,6 @@ pub use config::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpServerConfig,
 pub use connection::{McpRemoteTool, McpServer};
 pub use dto::{McpArguments, McpResult};
 pub use error::{McpError, StderrTail};
-pub(crate) use registry::McpRegistry;
 pub use registry::server_tool_name;
 #[doc(hidden)]
 pub use remote::McpRemote;

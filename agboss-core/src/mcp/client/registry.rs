@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::connection::McpServer;
 use super::dto::{McpArguments, McpResult};
 use super::remote::{McpRemote, check_declaration};
-use crate::cascade::{RemoteTools, not_connected};
+use crate::cascade::RemoteServer;
 use crate::contract::tool::{
     ErasedToolSlot, ErasedToolType, McpToolMeta, Tool, ToolHandler, ToolMeta,
 };
@@ -17,44 +17,20 @@ use crate::pipeline::ToolSlot;
 /// The longest tool name the model APIs accept.
 const MAX_TOOL_NAME: usize = 64;
 
-/// The app's connected MCP servers.
-#[derive(Debug, Default)]
-pub(crate) struct McpRegistry {
-    servers: Vec<McpServer>,
-}
-
-impl McpRegistry {
-    pub(crate) fn new(servers: Vec<McpServer>) -> Result<Self, BuildError> {
-        for (i, s) in servers.iter().enumerate() {
-            if servers[..i].iter().any(|o| o.name() == s.name()) {
-                return Err(BuildError::Mcp {
-                    server: s.name(),
-                    tool: None,
-                    problem: "connected twice; give each server one name".into(),
-                });
-            }
-        }
-        Ok(Self { servers })
+impl RemoteServer for McpServer {
+    fn name(&self) -> &'static str {
+        McpServer::name(self)
     }
 
-    pub(crate) fn server(&self, name: &str) -> Option<&McpServer> {
-        self.servers.iter().find(|s| s.name() == name)
-    }
-}
-
-impl RemoteTools for McpRegistry {
     fn check(&self, meta: &'static ToolMeta) -> Result<(), BuildError> {
         let Some(remote) = meta.mcp else {
             return Ok(());
         };
-        let server = self
-            .server(remote.server)
-            .ok_or_else(|| not_connected(remote.server, Some(meta.name)))?;
         check_declaration(
             meta,
             remote,
-            server.tool(remote.remote),
-            server.tools().map(|t| t.name.clone()),
+            self.tool(remote.remote),
+            self.tools().map(|t| t.name.clone()),
         )
         .map_err(|problem| BuildError::Mcp {
             server: remote.server,
@@ -63,14 +39,15 @@ impl RemoteTools for McpRegistry {
         })
     }
 
-    fn server_tools(&self, server: &'static str) -> Result<Vec<&'static ToolMeta>, BuildError> {
-        let connected = self
-            .server(server)
-            .ok_or_else(|| not_connected(server, None))?;
-        connected
-            .tools()
+    fn server_tools(&self) -> Result<Vec<&'static ToolMeta>, BuildError> {
+        let server = McpServer::name(self);
+        self.tools()
             .map(|t| server_tool_meta(server, &t.name, &t.description))
             .collect()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 
@@ -169,7 +146,26 @@ impl ToolHandler<McpArguments, McpResult> for McpServerTool {
 }
 
 /// Placeholder registration of the type: each instance runs under its own tool's meta.
-const SERVER_TOOL: &ToolMeta = crate::__private::fallback::TOOL;
+const SERVER_TOOL: &ToolMeta = &ToolMeta {
+    name: "mcp-server-tool",
+    description: "a tool of a whole MCP server",
+    type_name: "McpServerTool",
+    type_id: std::any::TypeId::of::<McpServerTool>,
+    input_schema: McpArguments::json_schema,
+    output_schema: McpResult::json_schema,
+    max_result_size: None,
+    max_input_size: None,
+    timeout_ms: None,
+    idempotent: false,
+    approval: None,
+    approval_when: None,
+    tool_interceptors: &[],
+    exclude_tool_interceptors: &[],
+    pii_policies: &[],
+    deps: &[],
+    mcp: None,
+    erased: || &ServerToolType,
+};
 
 impl Tool for McpServerTool {
     type Input = McpArguments;

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::connection::{McpRemoteTool, McpServer};
 use super::dto::{McpArguments, McpResult};
 use super::error::McpError;
-use super::registry::McpRegistry;
+use crate::cascade::RemoteServers;
 use crate::contract::tool::{McpToolMeta, ToolMeta};
 use crate::di::{DiError, Resolver, Services};
 use crate::dto::{Dto, FieldError, ValidationError, code};
@@ -44,11 +44,12 @@ impl McpRemote {
     ) -> Result<Self, DiError> {
         let missing = |what: String| DiError::Failed(format!("tool `{}`: {what}", meta.name));
         let remote = meta.mcp.ok_or_else(|| missing("not an MCP tool".into()))?;
-        let registry = services
-            .get::<McpRegistry>()
+        let servers = services
+            .get::<RemoteServers>()
             .ok_or_else(|| missing("no MCP server is connected to the app".into()))?;
-        let server = registry
-            .server(remote.server)
+        let server = servers
+            .get(remote.server)
+            .and_then(|s| s.as_any().downcast_ref::<McpServer>())
             .ok_or_else(|| missing(format!("MCP server `{}` is not connected", remote.server)))?;
         let listed = server
             .tool(remote.remote)
