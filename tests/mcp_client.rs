@@ -680,3 +680,95 @@ async fn faults_are_typed_errors_and_the_connection_is_re_established() {
         .count();
     assert_eq!(errors, 2);
 }
+
+/// Records what the app-wide listener saw of remote calls.
+#[derive(Default, Clone)]
+struct Seen(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl ToolCallListener for Seen {
+    type Context = ();
+    fn after_call(&self, _: &mut (), call: &ToolCallInfo<'_>, result: &CallOutcome<Rendered>) {
+        self.0.lock().unwrap().push(format!("{} {}", call.tool_name, result.model_text().unwrap_or_default()));
+    }
+}
+
+#[pii_policy(name = "mcp-email-pii-policy", description = "Masks e-mails", detectors = [email])]
+pub struct McpEmailPiiPolicy;
+
+#[mcp_tool(name = "masked-echo-tool", description = "Echoes, masked", server = "everything",
+           remote = "echo", pii_policies = [McpEmailPiiPolicy])]
+pub struct MaskedEchoTool;
+
+#[tokio::test]
+async fn listeners_and_pii_policies_see_remote_calls_as_any_other() {
+    let Some(server) = everything().await else { return };
+    let seen = Seen::default();
+    let app = App::builder()
+        .mcp_server(server)
+        .tool::<MaskedEchoTool>()
+        .tool_call_listener(seen.clone())
+        .build()
+        .unwrap();
+    // The app's callbacks (what agent loops and MCP serving call) carry the listeners.
+    let callbacks = app.callbacks();
+    let echo = callbacks.iter().find(|c| c.definition().name == "masked-echo-tool").unwrap();
+    let outcome = echo
+        .call(ToolInvocation::new("c1", r#"{"message": "write to ana@example.com"}"#))
+        .await;
+    let CallOutcome::Ran(Rendered { text, .. }) = outcome else { panic!("{outcome:?}") };
+    assert!(!text.contains("ana@example.com") && text.contains("Echo: write to"), "{text}");
+    let seen = seen.0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].starts_with("masked-echo-tool ") && !seen[0].contains("ana@example.com"), "{seen:?}");
+}
+
+/// server-everything over streamable HTTP on a free loopback port, killed when dropped.
+async fn everything_over_http(entry: &str) -> (tokio::process::Child, String) {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut child = tokio::process::Command::new("node")
+        .args([entry, "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node starts");
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return (child, format!("http://127.0.0.1:{port}/mcp"));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = child.kill().await;
+    panic!("server-everything did not listen on {port}");
+}
+
+#[tokio::test]
+async fn the_same_declarations_work_over_streamable_http() {
+    let Some(entry) = everything_entry() else { return };
+    let (_child, url) = everything_over_http(&entry).await;
+    let server = McpServer::connect(McpServerConfig::http("everything", &url))
+        .await
+        .expect("connects over HTTP");
+    let hooks = Arc::new(Hooks::default());
+    let app = app(&server, &hooks);
+    let out = app
+        .tool::<GetSumTool>()
+        .tenant("acme")
+        .invoke(SumDto { a: 20.0, b: 22.0 })
+        .await
+        .unwrap();
+    assert_eq!(out.text, "The sum of 20 and 22 is 42.");
+    assert_eq!(hooks.0.load(Ordering::SeqCst), 1);
+
+    // A URL where nothing listens is an initialize error naming the server.
+    let err = McpServer::connect(
+        McpServerConfig::http("nowhere", "http://127.0.0.1:9/mcp").connect_timeout(Duration::from_secs(5)),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, McpError::Initialize { server: "nowhere", .. } | McpError::TimedOut { server: "nowhere", .. }), "{err}");
+}
