@@ -688,7 +688,11 @@ struct Seen(Arc<std::sync::Mutex<Vec<String>>>);
 impl ToolCallListener for Seen {
     type Context = ();
     fn after_call(&self, _: &mut (), call: &ToolCallInfo<'_>, result: &CallOutcome<Rendered>) {
-        self.0.lock().unwrap().push(format!("{} {}", call.tool_name, result.model_text().unwrap_or_default()));
+        self.0.lock().unwrap().push(format!(
+            "{} {}",
+            call.tool_name,
+            result.model_text().unwrap_or_default()
+        ));
     }
 }
 
@@ -701,7 +705,9 @@ pub struct MaskedEchoTool;
 
 #[tokio::test]
 async fn listeners_and_pii_policies_see_remote_calls_as_any_other() {
-    let Some(server) = everything().await else { return };
+    let Some(server) = everything().await else {
+        return;
+    };
     let seen = Seen::default();
     let app = App::builder()
         .mcp_server(server)
@@ -711,15 +717,29 @@ async fn listeners_and_pii_policies_see_remote_calls_as_any_other() {
         .unwrap();
     // The app's callbacks (what agent loops and MCP serving call) carry the listeners.
     let callbacks = app.callbacks();
-    let echo = callbacks.iter().find(|c| c.definition().name == "masked-echo-tool").unwrap();
+    let echo = callbacks
+        .iter()
+        .find(|c| c.definition().name == "masked-echo-tool")
+        .unwrap();
     let outcome = echo
-        .call(ToolInvocation::new("c1", r#"{"message": "write to ana@example.com"}"#))
+        .call(ToolInvocation::new(
+            "c1",
+            r#"{"message": "write to ana@example.com"}"#,
+        ))
         .await;
-    let CallOutcome::Ran(Rendered { text, .. }) = outcome else { panic!("{outcome:?}") };
-    assert!(!text.contains("ana@example.com") && text.contains("Echo: write to"), "{text}");
+    let CallOutcome::Ran(Rendered { text, .. }) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(
+        !text.contains("ana@example.com") && text.contains("Echo: write to"),
+        "{text}"
+    );
     let seen = seen.0.lock().unwrap().clone();
     assert_eq!(seen.len(), 1, "{seen:?}");
-    assert!(seen[0].starts_with("masked-echo-tool ") && !seen[0].contains("ana@example.com"), "{seen:?}");
+    assert!(
+        seen[0].starts_with("masked-echo-tool ") && !seen[0].contains("ana@example.com"),
+        "{seen:?}"
+    );
 }
 
 /// server-everything over streamable HTTP on a free loopback port, killed when dropped.
@@ -737,7 +757,10 @@ async fn everything_over_http(entry: &str) -> (tokio::process::Child, String) {
         .spawn()
         .expect("node starts");
     for _ in 0..100 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
             return (child, format!("http://127.0.0.1:{port}/mcp"));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -748,7 +771,9 @@ async fn everything_over_http(entry: &str) -> (tokio::process::Child, String) {
 
 #[tokio::test]
 async fn the_same_declarations_work_over_streamable_http() {
-    let Some(entry) = everything_entry() else { return };
+    let Some(entry) = everything_entry() else {
+        return;
+    };
     let (_child, url) = everything_over_http(&entry).await;
     let server = McpServer::connect(McpServerConfig::http("everything", &url))
         .await
@@ -766,9 +791,22 @@ async fn the_same_declarations_work_over_streamable_http() {
 
     // A URL where nothing listens is an initialize error naming the server.
     let err = McpServer::connect(
-        McpServerConfig::http("nowhere", "http://127.0.0.1:9/mcp").connect_timeout(Duration::from_secs(5)),
+        McpServerConfig::http("nowhere", "http://127.0.0.1:9/mcp")
+            .connect_timeout(Duration::from_secs(5)),
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, McpError::Initialize { server: "nowhere", .. } | McpError::TimedOut { server: "nowhere", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            McpError::Initialize {
+                server: "nowhere",
+                ..
+            } | McpError::TimedOut {
+                server: "nowhere",
+                ..
+            }
+        ),
+        "{err}"
+    );
 }

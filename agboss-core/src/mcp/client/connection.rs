@@ -238,13 +238,13 @@ impl Drop for Inner {
     fn drop(&mut self) {
         // rmcp kills a child process from a spawned task: without a runtime, drop it in one.
         let running = self.session.get_mut().running.take();
-        if running.is_some() && tokio::runtime::Handle::try_current().is_err() {
-            if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        if running.is_some()
+            && tokio::runtime::Handle::try_current().is_err()
+            && let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
-            {
-                rt.block_on(async move { drop(running) });
-            }
+        {
+            rt.block_on(async move { drop(running) });
         }
     }
 }

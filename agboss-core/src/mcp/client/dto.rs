@@ -20,17 +20,31 @@ use crate::dto::{Dto, FieldError, JsonPath, code};
 /// assert!(McpArguments::from_json_str(r#"["not", "an", "object"]"#).is_err());
 /// assert!(McpArguments::from_json_str(r#"{"a": 1, "a": 2}"#).is_err());
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(transparent)]
-pub struct McpArguments(pub Map<String, Value>);
+pub struct McpArguments(Value);
+
+impl Default for McpArguments {
+    fn default() -> Self {
+        Self(Value::Object(Map::new()))
+    }
+}
 
 impl McpArguments {
+    /// The arguments of an object.
+    pub fn new(object: Map<String, Value>) -> Self {
+        Self(Value::Object(object))
+    }
     /// One argument.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.0.get(key)
     }
-    /// The object.
-    pub fn into_map(self) -> Map<String, Value> {
+    /// The object, as a JSON value (always an object).
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
+    /// The object, as a JSON value.
+    pub fn into_value(self) -> Value {
         self.0
     }
 }
@@ -52,7 +66,7 @@ impl<'de> Deserialize<'de> for McpArguments {
                     let value = map.next_value::<Value>()?;
                     out.insert(key, value);
                 }
-                Ok(McpArguments(out))
+                Ok(McpArguments(Value::Object(out)))
             }
         }
         deserializer.deserialize_map(Object)

@@ -94,9 +94,12 @@ impl McpRemote {
         else {
             return Ok(());
         };
-        let value = Value::Object(args.0.clone());
+        let value = args.as_value();
+        if validator.is_valid(value) {
+            return Ok(());
+        }
         let errors: Vec<FieldError> = validator
-            .iter_errors(&value)
+            .iter_errors(value)
             .map(|e| {
                 FieldError::at(
                     json_path(&e.instance_path.to_string()),
@@ -167,11 +170,16 @@ impl McpRemote {
                     )));
                 }
             }
-            serde_json::to_value(McpResult {
+            let out = McpResult {
                 text,
                 structured: result.structured_content,
-            })
-            .map_err(|e| invalid(e.to_string()))?
+            };
+            // The output type is `McpResult` itself: no round trip through JSON.
+            let mut out = Some(out);
+            if let Some(typed) = (&mut out as &mut dyn Any).downcast_mut::<Option<O>>() {
+                return typed.take().ok_or_else(|| invalid("no output".into()));
+            }
+            serde_json::to_value(out).map_err(|e| invalid(e.to_string()))?
         };
         O::from_json_value(&value).map_err(|e| invalid(format!("{e}")))
     }
