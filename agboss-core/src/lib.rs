@@ -71,9 +71,9 @@ pub mod di;
 pub mod dto;
 pub mod engine;
 pub mod error;
-pub mod model;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod model;
 pub mod pii;
 pub mod pipeline;
 pub mod store;
