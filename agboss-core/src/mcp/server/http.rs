@@ -66,6 +66,8 @@ async fn authenticate(
     }
 }
 
+/// The answer to a refused request: `401` (`WWW-Authenticate: Bearer`) or `503`, with a
+/// JSON-RPC error body (id `null`: the request was not read) that clients show as such.
 fn refusal(error: &McpAuthError) -> Response {
     let status = match error {
         McpAuthError::Unavailable(source) => {
@@ -74,7 +76,18 @@ fn refusal(error: &McpAuthError) -> Response {
         }
         _ => StatusCode::UNAUTHORIZED,
     };
-    let mut response = (status, error.to_string()).into_response();
+    let reason = status.canonical_reason().unwrap_or("Refused");
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": REFUSED, "message": format!("{reason}: {error}") },
+    });
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response();
     if status == StatusCode::UNAUTHORIZED {
         response.headers_mut().insert(
             header::WWW_AUTHENTICATE,
@@ -83,6 +96,9 @@ fn refusal(error: &McpAuthError) -> Response {
     }
     response
 }
+
+/// The JSON-RPC error code of a refused request (implementation-defined server error range).
+const REFUSED: i64 = -32001;
 
 /// An MCP server running over streamable HTTP (see
 /// [`McpServe::http`](super::McpServe::http)). Dropping it leaves the server running on its
