@@ -18,15 +18,17 @@ use super::McpServerError;
 use super::auth::{Caller, McpAuthError, McpRequestMeta, SharedAuthenticator};
 use super::handler::McpToolServer;
 
+/// Ends every session of a router's rmcp service.
+pub(crate) type EndSessions = Box<dyn FnOnce() + Send>;
+
 /// The router of one MCP endpoint at `path`: every request is authenticated first (when an
-/// authenticator is set), then handed to rmcp. `on_shutdown` receives a function that ends
-/// every session.
+/// authenticator is set), then handed to rmcp; with the function that ends every session.
 pub(crate) fn router(
     handler: McpToolServer,
     authenticator: Option<SharedAuthenticator>,
     path: &str,
     allowed_hosts: Option<Vec<String>>,
-) -> (Router, Box<dyn FnOnce() + Send>) {
+) -> (Router, EndSessions) {
     let mut config = StreamableHttpServerConfig::default();
     if let Some(hosts) = allowed_hosts {
         config = config.with_allowed_hosts(hosts);
@@ -107,7 +109,7 @@ pub struct McpHttpServer {
     local_addr: SocketAddr,
     path: String,
     stop: oneshot::Sender<()>,
-    end_sessions: Box<dyn FnOnce() + Send>,
+    end_sessions: EndSessions,
     task: JoinHandle<std::io::Result<()>>,
 }
 
@@ -125,7 +127,7 @@ impl McpHttpServer {
         listener: tokio::net::TcpListener,
         router: Router,
         path: String,
-        end_sessions: Box<dyn FnOnce() + Send>,
+        end_sessions: EndSessions,
     ) -> Result<Self, McpServerError> {
         let local_addr = listener.local_addr().map_err(McpServerError::Io)?;
         let (stop, stopped) = oneshot::channel::<()>();

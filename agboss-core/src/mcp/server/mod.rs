@@ -349,7 +349,7 @@ impl McpServe {
         self.http_router().map(|(router, _)| router)
     }
 
-    fn http_router(&self) -> Result<(axum::Router, Box<dyn FnOnce() + Send>), McpServerError> {
+    fn http_router(&self) -> Result<(axum::Router, http::EndSessions), McpServerError> {
         let tenant = match (&self.authenticator, self.unauthenticated) {
             (Some(_), _) => TenantSource::PerRequest,
             (None, true) => TenantSource::Fixed(self.tenant.clone()),
