@@ -180,6 +180,36 @@ impl App {
         )
     }
 
+    /// Serves the app's tools over MCP (feature `mcp`): their direct chains, or
+    /// [`McpServe::agent`](crate::mcp::server::McpServe::agent)'s path; every inbound
+    /// `tools/call` runs the whole guarded pipeline. See [`crate::mcp::server`].
+    ///
+    /// ```
+    /// # use agboss_core::{tool, App, ToolError, ToolHandler};
+    /// # use agboss_core::dto::Dto;
+    /// # #[derive(Dto, Debug, Clone, PartialEq)]
+    /// # pub struct EchoDto { #[text(prompt = "Text")] pub text: String }
+    /// # #[tool(name = "echo-tool", description = "Echoes", input = EchoDto, output = EchoDto)]
+    /// # pub struct EchoTool;
+    /// # impl ToolHandler<EchoDto, EchoDto> for EchoTool {
+    /// #     async fn run(&self, input: EchoDto) -> Result<EchoDto, ToolError> { Ok(input) }
+    /// # }
+    /// let app = App::builder().tool::<EchoTool>().build().unwrap();
+    /// let server = app.serve_mcp().tenant("acme").handler().unwrap();
+    /// assert_eq!(server.tool_names().collect::<Vec<_>>(), ["echo-tool"]);
+    /// ```
+    #[cfg(feature = "mcp")]
+    pub fn serve_mcp(&self) -> crate::mcp::server::McpServe {
+        let app = self.clone();
+        crate::mcp::server::McpServe::new(self.name(), move |agent| match agent {
+            None => Some((app.callbacks(), app.bound_tools().cloned().collect())),
+            Some(name) => {
+                let agent = app.agent_by_name(name)?;
+                Some((app.agent_callbacks(agent), agent.tools.clone()))
+            }
+        })
+    }
+
     /// Renders the resolved structure: every path, every tool's chain in order, where each
     /// interceptor came from and where one was excluded.
     pub fn describe(&self) -> String {

@@ -1,1 +1,0 @@
-//! The app served as an MCP server.

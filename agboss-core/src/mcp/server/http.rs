@@ -1,0 +1,177 @@
+//! Streamable HTTP: rmcp's [`StreamableHttpService`] behind an authentication layer, as an
+//! axum [`Router`], and the running server ([`McpHttpServer`]).
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse as _, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use super::McpServerError;
+use super::auth::{Caller, McpAuthError, McpRequestMeta, SharedAuthenticator};
+use super::handler::McpToolServer;
+
+/// Ends every session of a router's rmcp service.
+pub(crate) type EndSessions = Box<dyn FnOnce() + Send>;
+
+/// The router of one MCP endpoint at `path`: every request is authenticated first (when an
+/// authenticator is set), then handed to rmcp; with the function that ends every session.
+pub(crate) fn router(
+    handler: McpToolServer,
+    authenticator: Option<SharedAuthenticator>,
+    path: &str,
+    allowed_hosts: Option<Vec<String>>,
+) -> (Router, EndSessions) {
+    let mut config = StreamableHttpServerConfig::default();
+    if let Some(hosts) = allowed_hosts {
+        config = config.with_allowed_hosts(hosts);
+    }
+    let token = config.cancellation_token.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let mut router = Router::new().nest_service(path, service);
+    if let Some(authenticator) = authenticator {
+        router = router.layer(axum::middleware::from_fn_with_state(
+            authenticator,
+            authenticate,
+        ));
+    }
+    (router, Box::new(move || token.cancel()))
+}
+
+/// The authentication layer: a request the authenticator refuses is answered here, so rmcp
+/// never reads it and no hook runs.
+async fn authenticate(
+    State(authenticator): State<SharedAuthenticator>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let verdict = authenticator
+        .authenticate(&McpRequestMeta::http(request.headers()))
+        .await;
+    match verdict {
+        Ok(tenant) => {
+            request.extensions_mut().insert(Caller { tenant });
+            next.run(request).await
+        }
+        Err(error) => refusal(&error),
+    }
+}
+
+/// The answer to a refused request: `401` (`WWW-Authenticate: Bearer`) or `503`, with a
+/// JSON-RPC error body (id `null`: the request was not read) that clients show as such.
+fn refusal(error: &McpAuthError) -> Response {
+    let status = match error {
+        McpAuthError::Unavailable(source) => {
+            tracing::warn!(error = %source, "MCP authenticator unavailable");
+            StatusCode::SERVICE_UNAVAILABLE
+        }
+        _ => StatusCode::UNAUTHORIZED,
+    };
+    let reason = status.canonical_reason().unwrap_or("Refused");
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": REFUSED, "message": format!("{reason}: {error}") },
+    });
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
+    }
+    response
+}
+
+/// The JSON-RPC error code of a refused request (implementation-defined server error range).
+const REFUSED: i64 = -32001;
+
+/// An MCP server running over streamable HTTP (see
+/// [`McpServe::http`](super::McpServe::http)). Dropping it leaves the server running on its
+/// task; [`McpHttpServer::shutdown`] stops it.
+pub struct McpHttpServer {
+    local_addr: SocketAddr,
+    path: String,
+    stop: oneshot::Sender<()>,
+    end_sessions: EndSessions,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl fmt::Debug for McpHttpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpHttpServer")
+            .field("local_addr", &self.local_addr)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl McpHttpServer {
+    pub(crate) async fn start(
+        listener: tokio::net::TcpListener,
+        router: Router,
+        path: String,
+        end_sessions: EndSessions,
+    ) -> Result<Self, McpServerError> {
+        let local_addr = listener.local_addr().map_err(McpServerError::Io)?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Ok(Self {
+            local_addr,
+            path,
+            stop,
+            end_sessions,
+            task,
+        })
+    }
+
+    /// The address it listens on (with the port the system chose for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint's URL, e.g. `http://127.0.0.1:8080/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.local_addr, self.path)
+    }
+
+    /// Stops accepting connections, ends every session and waits for the server's task.
+    pub async fn shutdown(self) -> Result<(), McpServerError> {
+        (self.end_sessions)();
+        let _ = self.stop.send(());
+        self.task
+            .await
+            .map_err(McpServerError::Task)?
+            .map_err(McpServerError::Io)
+    }
+
+    /// Serves until the server fails (or forever).
+    pub async fn wait(self) -> Result<(), McpServerError> {
+        self.task
+            .await
+            .map_err(McpServerError::Task)?
+            .map_err(McpServerError::Io)
+    }
+}

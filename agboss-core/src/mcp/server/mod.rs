@@ -1,0 +1,390 @@
+//! The app served as an MCP server: [`App::serve_mcp`](crate::App::serve_mcp) exposes the app's
+//! tools (their direct application → tool chains, or the tools of one agent's path) over
+//! stdio or streamable HTTP, on rmcp.
+//!
+//! Every inbound `tools/call` runs the tool's whole guarded pipeline through its callback
+//! (input validation, the interceptors, the approval point, `run`, the after-hooks, masking
+//! and truncation, the app's listeners), and its outcome is read through the one observation
+//! policy ([`crate::pipeline::observe`]):
+//!
+//! | outcome | MCP result |
+//! |---|---|
+//! | ran | the rendered JSON as text, and as `structuredContent` when it is an object |
+//! | `reply_to_model(message)` | `isError: true` with the message (the tool did not run) |
+//! | `block(reason)` | `isError: true` with the reason (the tool did not run) |
+//! | rejected input | `isError: true`: what was wrong, field by field |
+//! | the tool failed | `isError: true`: a safe text naming the error class (the error is logged) |
+//! | a guard failed, the call awaits approval | `isError: true`: a fixed text, nothing of the error |
+//! | unknown tool | a JSON-RPC error (`-32602`) |
+//!
+//! Texts built for the caller are masked by the PII policies of the tool's path, like the
+//! results. `tools/list` gives each tool's name, description and input schema; a native tool
+//! whose path neither masks nor truncates its results also declares its output DTO's schema.
+//!
+//! **Tenants.** Over HTTP every request goes through the [`McpAuthenticator`] first (an axum
+//! layer in front of rmcp): a refused request is answered `401` (or `503`) before rmcp reads
+//! it, so no hook runs; an accepted one runs as the tenant the authenticator returned. HTTP
+//! needs an authenticator unless [`McpServe::allow_unauthenticated`] says otherwise. Over stdio
+//! the tenant is [`McpServe::tenant`], or what the authenticator returns once for the session
+//! ([`McpRequestMeta::stdio`]: no headers; read the environment, say).
+//!
+//! **Binding.** [`McpServe::http`] binds loopback addresses only, unless
+//! [`McpServe::allow_non_loopback`]; rmcp also checks the `Host` header against loopback names
+//! unless [`McpServe::allowed_hosts`] lists yours.
+//!
+//! ```no_run
+//! # use agboss_core::{tool, App, ToolError, ToolHandler};
+//! # use agboss_core::dto::Dto;
+//! # #[derive(Dto, Debug, Clone, PartialEq)]
+//! # pub struct EchoDto { #[text(prompt = "Text")] pub text: String }
+//! # #[tool(name = "echo-tool", description = "Echoes", input = EchoDto, output = EchoDto)]
+//! # pub struct EchoTool;
+//! # impl ToolHandler<EchoDto, EchoDto> for EchoTool {
+//! #     async fn run(&self, input: EchoDto) -> Result<EchoDto, ToolError> { Ok(input) }
+//! # }
+//! use agboss_core::mcp::server::BearerTokens;
+//!
+//! # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+//! let app = App::builder().tool::<EchoTool>().build()?;
+//! // Over stdio, as one tenant (an MCP client starts this process):
+//! app.serve_mcp().tenant("acme").stdio().await?;
+//! // Over streamable HTTP, each request as the tenant of its bearer token:
+//! let server = app
+//!     .serve_mcp()
+//!     .authenticator(BearerTokens::new().token("t-acme", "acme"))
+//!     .http("127.0.0.1:8080")
+//!     .await?;
+//! println!("serving {}", server.url()); // http://127.0.0.1:8080/mcp
+//! server.wait().await?;
+//! # Ok(()) }
+//! ```
+mod auth;
+mod handler;
+mod http;
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::ServiceExt as _;
+use rmcp::model::Implementation;
+
+pub use auth::{BearerTokens, McpAuthError, McpAuthenticator, McpRequestMeta, McpTransportKind};
+pub use handler::McpToolServer;
+pub use http::McpHttpServer;
+
+use self::auth::SharedAuthenticator;
+use self::handler::{ServedTools, TenantSource};
+use crate::callback::SharedToolCallback;
+use crate::cascade::BoundTool;
+use crate::di::TenantContext;
+
+/// Why an MCP server could not be built or could not serve.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpServerError {
+    /// [`McpServe::agent`] names no agent of the app.
+    #[error("the app has no agent `{name}` to serve over MCP")]
+    UnknownAgent {
+        /// The name.
+        name: String,
+    },
+    /// Two served tools have the same name (MCP tools of an agent's servers, say).
+    #[error("two served tools are named `{name}`: MCP tool names must be unique")]
+    DuplicateTool {
+        /// The name.
+        name: String,
+    },
+    /// HTTP without an authenticator, and [`McpServe::allow_unauthenticated`] was not called.
+    #[error(
+        "serving MCP over HTTP needs an authenticator (`McpServe::authenticator`), or `allow_unauthenticated()` to serve without one"
+    )]
+    NoAuthenticator,
+    /// The address is not a loopback address, and [`McpServe::allow_non_loopback`] was not
+    /// called.
+    #[error(
+        "refusing to serve MCP on {addr}: not a loopback address (call `allow_non_loopback()` to bind it)"
+    )]
+    NotLoopback {
+        /// The address.
+        addr: SocketAddr,
+    },
+    /// The address could not be resolved or bound.
+    #[error("could not bind `{addr}` for MCP over HTTP")]
+    Bind {
+        /// The address as given.
+        addr: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The stdio session's authenticator refused it.
+    #[error("the MCP session was refused by its authenticator")]
+    Unauthenticated(#[source] McpAuthError),
+    /// The session did not start (the client sent no valid `initialize`, or went away).
+    #[error("the MCP session did not start")]
+    Start(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// An I/O error of the server.
+    #[error("MCP server I/O failed")]
+    Io(#[source] std::io::Error),
+    /// The server's task failed.
+    #[error("the MCP server's task failed")]
+    Task(#[source] tokio::task::JoinError),
+}
+
+/// What the app hands the server for one choice of path: the callbacks and the bound tools
+/// of that path (`None`: no such agent).
+type Resolve =
+    dyn Fn(Option<&str>) -> Option<(Vec<SharedToolCallback>, Vec<BoundTool>)> + Send + Sync;
+
+/// How an app is served over MCP: which tools, as which tenant, over which transport. Made by
+/// [`App::serve_mcp`](crate::App::serve_mcp); ends with [`McpServe::stdio`],
+/// [`McpServe::http`], [`McpServe::router`] (to mount in an axum app of your own) or
+/// [`McpServe::handler`] (for any rmcp transport).
+#[must_use = "an McpServe serves nothing until `stdio`, `http`, `router` or `handler` is called"]
+pub struct McpServe {
+    resolve: Arc<Resolve>,
+    agent: Option<String>,
+    tenant: Option<TenantContext>,
+    authenticator: Option<SharedAuthenticator>,
+    unauthenticated: bool,
+    non_loopback: bool,
+    allowed_hosts: Option<Vec<String>>,
+    path: String,
+    implementation: Implementation,
+    instructions: Option<String>,
+}
+
+impl fmt::Debug for McpServe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServe")
+            .field("agent", &self.agent)
+            .field("tenant", &self.tenant)
+            .field("authenticator", &self.authenticator.is_some())
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServe {
+    /// A server of `app_name`'s tools, which `resolve` hands over for the chosen path.
+    pub(crate) fn new(
+        app_name: &str,
+        resolve: impl Fn(Option<&str>) -> Option<(Vec<SharedToolCallback>, Vec<BoundTool>)>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        let name = if app_name.is_empty() {
+            "agboss"
+        } else {
+            app_name
+        };
+        Self {
+            resolve: Arc::new(resolve),
+            agent: None,
+            tenant: None,
+            authenticator: None,
+            unauthenticated: false,
+            non_loopback: false,
+            allowed_hosts: None,
+            path: "/mcp".to_string(),
+            implementation: Implementation::new(name, env!("CARGO_PKG_VERSION")),
+            instructions: None,
+        }
+    }
+
+    /// Serves the tools of agent `name` on its path (application → [workflow →] agent →
+    /// tool), decorated with the app's and the agent's listeners, instead of the app's direct
+    /// chains.
+    pub fn agent(mut self, name: impl Into<String>) -> Self {
+        self.agent = Some(name.into());
+        self
+    }
+
+    /// Every call runs as this tenant (stdio; or HTTP with
+    /// [`McpServe::allow_unauthenticated`]). An authenticator's tenant wins over it.
+    pub fn tenant(mut self, tenant: impl Into<TenantContext>) -> Self {
+        self.tenant = Some(tenant.into());
+        self
+    }
+
+    /// Who may call, and as which tenant (see [`McpAuthenticator`]).
+    pub fn authenticator(mut self, authenticator: impl McpAuthenticator) -> Self {
+        self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// Serves HTTP without an authenticator: every request is accepted, as the fixed
+    /// [`McpServe::tenant`] if any. Only for a trusted network.
+    pub fn allow_unauthenticated(mut self) -> Self {
+        self.unauthenticated = true;
+        self
+    }
+
+    /// Lets [`McpServe::http`] bind an address that is not loopback.
+    pub fn allow_non_loopback(mut self) -> Self {
+        self.non_loopback = true;
+        self
+    }
+
+    /// The `Host` names (or `host:port`) HTTP requests may carry; rmcp's default is
+    /// `localhost`, `127.0.0.1` and `::1` (against DNS rebinding).
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The HTTP path of the endpoint (default `/mcp`).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        let path = path.into();
+        self.path = if path.starts_with('/') {
+            path
+        } else {
+            format!("/{path}")
+        };
+        self
+    }
+
+    /// The name and version the server gives in `initialize` (default: the app's name and
+    /// agboss-core's version).
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.implementation = Implementation::new(name, version);
+        self
+    }
+
+    /// Instructions for the client's model, given in `initialize`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// The rmcp handler, serving every call as the fixed [`McpServe::tenant`] (no
+    /// authenticator is consulted): serve it over any rmcp transport with
+    /// `rmcp::ServiceExt::serve`.
+    ///
+    /// ```
+    /// # use agboss_core::{tool, App, ToolError, ToolHandler};
+    /// # use agboss_core::dto::Dto;
+    /// # #[derive(Dto, Debug, Clone, PartialEq)]
+    /// # pub struct EchoDto { #[text(prompt = "Text")] pub text: String }
+    /// # #[tool(name = "echo-tool", description = "Echoes", input = EchoDto, output = EchoDto)]
+    /// # pub struct EchoTool;
+    /// # impl ToolHandler<EchoDto, EchoDto> for EchoTool {
+    /// #     async fn run(&self, input: EchoDto) -> Result<EchoDto, ToolError> { Ok(input) }
+    /// # }
+    /// use agboss_core::mcp::server::McpServerError;
+    ///
+    /// let app = App::builder().tool::<EchoTool>().build().unwrap();
+    /// assert!(app.serve_mcp().tenant("acme").handler().is_ok());
+    /// let err = app.serve_mcp().agent("no-such-agent").handler().unwrap_err();
+    /// assert!(matches!(err, McpServerError::UnknownAgent { .. }));
+    /// ```
+    pub fn handler(&self) -> Result<McpToolServer, McpServerError> {
+        self.build(TenantSource::Fixed(self.tenant.clone()))
+    }
+
+    fn build(&self, tenant: TenantSource) -> Result<McpToolServer, McpServerError> {
+        let (callbacks, bound) =
+            (self.resolve)(self.agent.as_deref()).ok_or_else(|| McpServerError::UnknownAgent {
+                name: self.agent.clone().unwrap_or_default(),
+            })?;
+        let tools = ServedTools::new(callbacks, bound.iter())
+            .map_err(|name| McpServerError::DuplicateTool { name })?;
+        Ok(McpToolServer::new(
+            Arc::new(tools),
+            tenant,
+            self.implementation.clone(),
+            self.instructions.clone(),
+        ))
+    }
+
+    /// Serves one client on this process's standard input and output, until it closes them.
+    /// The tenant is what the authenticator returns for the session (asked once, without
+    /// headers), else [`McpServe::tenant`]. Nothing else may write to stdout meanwhile.
+    pub async fn stdio(self) -> Result<(), McpServerError> {
+        let mut tenant = self.tenant.clone();
+        if let Some(authenticator) = &self.authenticator {
+            let meta = McpRequestMeta::stdio();
+            if let Some(t) = authenticator
+                .authenticate(&meta)
+                .await
+                .map_err(McpServerError::Unauthenticated)?
+            {
+                tenant = Some(t);
+            }
+        }
+        let handler = self.build(TenantSource::Fixed(tenant))?;
+        let running = handler
+            .serve(rmcp::transport::stdio_pipes())
+            .await
+            .map_err(|e| McpServerError::Start(Box::new(e)))?;
+        running.waiting().await.map_err(McpServerError::Task)?;
+        Ok(())
+    }
+
+    /// The HTTP endpoint as an axum router (at [`McpServe::path`]), to serve or mount in an
+    /// app of your own: every request passes the authenticator first.
+    ///
+    /// ```
+    /// # use agboss_core::{tool, App, ToolError, ToolHandler};
+    /// # use agboss_core::dto::Dto;
+    /// # #[derive(Dto, Debug, Clone, PartialEq)]
+    /// # pub struct EchoDto { #[text(prompt = "Text")] pub text: String }
+    /// # #[tool(name = "echo-tool", description = "Echoes", input = EchoDto, output = EchoDto)]
+    /// # pub struct EchoTool;
+    /// # impl ToolHandler<EchoDto, EchoDto> for EchoTool {
+    /// #     async fn run(&self, input: EchoDto) -> Result<EchoDto, ToolError> { Ok(input) }
+    /// # }
+    /// use agboss_core::mcp::server::{BearerTokens, McpServerError};
+    ///
+    /// let app = App::builder().tool::<EchoTool>().build().unwrap();
+    /// let tokens = BearerTokens::new().token("t-acme", "acme");
+    /// let router: axum::Router = app.serve_mcp().authenticator(tokens).router().unwrap();
+    /// // Without an authenticator, HTTP must be asked for explicitly:
+    /// assert!(matches!(app.serve_mcp().router(), Err(McpServerError::NoAuthenticator)));
+    /// # let _ = router;
+    /// ```
+    pub fn router(&self) -> Result<axum::Router, McpServerError> {
+        self.http_router().map(|(router, _)| router)
+    }
+
+    fn http_router(&self) -> Result<(axum::Router, http::EndSessions), McpServerError> {
+        let tenant = match (&self.authenticator, self.unauthenticated) {
+            (Some(_), _) => TenantSource::PerRequest,
+            (None, true) => TenantSource::Fixed(self.tenant.clone()),
+            (None, false) => return Err(McpServerError::NoAuthenticator),
+        };
+        let handler = self.build(tenant)?;
+        Ok(http::router(
+            handler,
+            self.authenticator.clone(),
+            &self.path,
+            self.allowed_hosts.clone(),
+        ))
+    }
+
+    /// Binds `addr` (a loopback address unless [`McpServe::allow_non_loopback`]; port 0 picks
+    /// a free one) and serves streamable HTTP on a task of the current runtime.
+    pub async fn http(self, addr: impl AsRef<str>) -> Result<McpHttpServer, McpServerError> {
+        let addr = addr.as_ref();
+        let bind_error = |source| McpServerError::Bind {
+            addr: addr.to_string(),
+            source,
+        };
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host(addr)
+            .await
+            .map_err(bind_error)?
+            .collect();
+        if !self.non_loopback
+            && let Some(&remote) = addrs.iter().find(|a| !a.ip().is_loopback())
+        {
+            return Err(McpServerError::NotLoopback { addr: remote });
+        }
+        let (router, end_sessions) = self.http_router()?;
+        let listener = tokio::net::TcpListener::bind(addrs.as_slice())
+            .await
+            .map_err(bind_error)?;
+        McpHttpServer::start(listener, router, self.path.clone(), end_sessions).await
+    }
+}
