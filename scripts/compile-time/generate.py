@@ -203,6 +203,7 @@ impl Tool for Do{i}Tool {{
         exclude_tool_interceptors: &[],
         pii_policies: &[],
         deps: &[],
+        mcp: None,
         erased: erased_tool::<Do{i}Tool>,
     }};
     fn construct(_: &Resolver<'_>) -> Result<Self, DiError> {{

@@ -73,6 +73,7 @@ impl<'de> Deserialize<'de> for McpArguments {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl Dto for McpArguments {
     const DTO_NAME: &'static str = "McpArguments";
     fn json_schema() -> Value {
@@ -108,6 +109,7 @@ pub struct McpResult {
     pub structured: Option<Value>,
 }
 
+#[diagnostic::do_not_recommend]
 impl Dto for McpResult {
     const DTO_NAME: &'static str = "McpResult";
     fn json_schema() -> Value {
