@@ -634,7 +634,9 @@ async fn faults_are_typed_errors_and_the_connection_is_re_established() {
         .await
         .unwrap_err();
     assert!(matches!(err, ToolCallError::ToolFailed { .. }), "{err:?}");
+    assert!(!server.is_connected(), "the lost session is dropped");
     let second = pid_of(&ok().await.unwrap());
+    assert!(server.is_connected());
     assert_ne!(first, second, "the connection was re-established");
 
     // It hangs past the tool's time limit; then not JSON-RPC at all.

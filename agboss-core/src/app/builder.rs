@@ -276,12 +276,13 @@ impl AppBuilder {
         self
     }
 
-    /// A connected MCP server (an `McpServer`) the app's `#[mcp_tool]`s and `mcp_servers = [..]` name (feature
-    /// `mcp`). At build, every `#[mcp_tool]` of the app must find its remote tool on its server,
-    /// with an input schema its DTO fits; a server named but not given is a build error naming
-    /// it.
+    /// A connected MCP server (an `McpServer`, feature `mcp`) the app's `#[mcp_tool]`s and
+    /// `mcp_servers = [..]` name. At build, every `#[mcp_tool]` of the app must find its remote
+    /// tool on its server, with an input schema its DTO fits; a server named but not given is a
+    /// build error naming it.
     ///
-    /// ```no_run
+    #[cfg_attr(feature = "mcp", doc = "```no_run")]
+    #[cfg_attr(not(feature = "mcp"), doc = "```ignore")]
     /// use agboss_core::App;
     /// use agboss_core::mcp::client::{McpServer, McpServerConfig};
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

@@ -55,7 +55,10 @@ pub struct McpServer {
 struct Inner {
     config: McpServerConfig,
     tools: Vec<McpRemoteTool>,
-    session: tokio::sync::Mutex<Session>,
+    /// The open session: read (a peer cloned) by every call, held only for that.
+    session: StdMutex<Session>,
+    /// Held while a new session is being opened, so that one fault opens one.
+    connecting: tokio::sync::Mutex<()>,
     stderr: Arc<StdMutex<VecDeque<String>>>,
 }
 
@@ -117,10 +120,11 @@ impl McpServer {
             inner: Arc::new(Inner {
                 config,
                 tools,
-                session: tokio::sync::Mutex::new(Session {
+                session: StdMutex::new(Session {
                     running: Some(running),
                     generation: 1,
                 }),
+                connecting: tokio::sync::Mutex::new(()),
                 stderr,
             }),
         })
@@ -152,8 +156,8 @@ impl McpServer {
     }
 
     /// Whether a session is open now (false after a fault, until the next call reconnects).
-    pub async fn is_connected(&self) -> bool {
-        self.inner.session.lock().await.running.is_some()
+    pub fn is_connected(&self) -> bool {
+        self.current().is_some()
     }
 
     /// One `tools/call`, bounded by `limit` (or the config's call timeout). An `isError`
@@ -180,12 +184,12 @@ impl McpServer {
                 message: e.message.into_owned(),
             }),
             Ok(Err(e)) => {
-                self.reset(generation).await;
+                self.reset(generation);
                 Err(service_error(server, &during(), e))
             }
             Err(_) => {
                 // A server that does not answer in time is not trusted with the next call.
-                self.reset(generation).await;
+                self.reset(generation);
                 Err(McpError::TimedOut {
                     server,
                     during: during(),
@@ -195,14 +199,30 @@ impl McpServer {
         }
     }
 
+    /// The open session's peer, if it is open.
+    fn current(&self) -> Option<(Peer<RoleClient>, u64)> {
+        let mut session = lock(&self.inner.session);
+        match &session.running {
+            Some(running) if !running.is_transport_closed() => {
+                Some((running.peer().clone(), session.generation))
+            }
+            Some(_) => {
+                session.running = None;
+                None
+            }
+            None => None,
+        }
+    }
+
     /// The open session's peer, connecting first when there is none.
     async fn peer(&self) -> Result<(Peer<RoleClient>, u64), McpError> {
-        let mut session = self.inner.session.lock().await;
-        if let Some(running) = &session.running {
-            if !running.is_transport_closed() {
-                return Ok((running.peer().clone(), session.generation));
-            }
-            session.running = None;
+        if let Some(open) = self.current() {
+            return Ok(open);
+        }
+        let _connecting = self.inner.connecting.lock().await;
+        // Another call may have reconnected meanwhile.
+        if let Some(open) = self.current() {
+            return Ok(open);
         }
         let config = &self.inner.config;
         let running =
@@ -220,24 +240,34 @@ impl McpServer {
             };
         tracing::debug!(server = config.name, "MCP session re-established");
         let peer = running.peer().clone();
+        let mut session = lock(&self.inner.session);
         session.running = Some(running);
         session.generation += 1;
         Ok((peer, session.generation))
     }
 
     /// Drops the connection a fault happened on (not a newer one).
-    async fn reset(&self, generation: u64) {
-        let mut session = self.inner.session.lock().await;
-        if session.generation == generation {
-            session.running = None;
-        }
+    fn reset(&self, generation: u64) {
+        let old = {
+            let mut session = lock(&self.inner.session);
+            if session.generation != generation {
+                return;
+            }
+            session.running.take()
+        };
+        drop(old);
     }
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
         // rmcp kills a child process from a spawned task: without a runtime, drop it in one.
-        let running = self.session.get_mut().running.take();
+        let running = self
+            .session
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .running
+            .take();
         if running.is_some()
             && tokio::runtime::Handle::try_current().is_err()
             && let Ok(rt) = tokio::runtime::Builder::new_current_thread()
