@@ -444,6 +444,31 @@ async fn an_agent_calls_declared_and_whole_server_tools_through_its_chain() {
         .find(|t| t.name == "everything__echo")
         .unwrap();
     assert_eq!(echo.parameters["required"], json!(["message"]));
+
+    // A blocked tenant: the block stops the step, nothing is sent to the server.
+    let model = Arc::new(ScriptedModel::new([
+        Turn::tool_calls([
+            ScriptedToolCall::new("everything__echo", json!({"message": "hi"})).with_id("e1"),
+        ]),
+        Turn::text("unreachable"),
+    ]));
+    let app = App::builder()
+        .mcp_server(server)
+        .provide_arc(Arc::clone(&hooks))
+        .agent::<McpAgent>()
+        .shared_model(model)
+        .build()
+        .unwrap();
+    let err = app
+        .execute(
+            Target::agent::<McpAgent>(),
+            "go",
+            RunContext::new().tenant("evil"),
+        )
+        .await
+        .unwrap_err();
+    let blocked = err.as_blocked().map(|b| b.interceptor);
+    assert_eq!(blocked, Some("mcp-acl-tool-interceptor"), "{err}");
 }
 
 #[tokio::test]

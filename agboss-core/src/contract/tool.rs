@@ -148,6 +148,12 @@ pub trait Tool: ToolHandler<Self::Input, Self::Output> + Sized + Send + Sync + '
     /// Builds the tool from its dependencies.
     fn construct(resolver: &Resolver<'_>) -> Result<Self, DiError>;
 
+    /// Whether one type serves several tools, each slot with its own registration data (the
+    /// tools of a whole MCP server); `false` for every tool whose data is [`Tool::META`], so
+    /// that the pipeline reads it as a constant.
+    #[doc(hidden)]
+    const META_PER_SLOT: bool = false;
+
     /// Checks a decoded input beyond its DTO's own rules, before any interceptor runs (an MCP
     /// tool without an input DTO checks the remote input schema here). A `#[tool]` has nothing
     /// more to check.

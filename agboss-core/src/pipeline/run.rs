@@ -25,7 +25,7 @@ use crate::error::{BlockKind, ToolBlockedError, ToolCallError};
 /// several tools, e.g. every tool of an MCP server).
 pub(crate) struct ToolSlot<T> {
     shared: Option<T>,
-    pub(crate) meta: &'static ToolMeta,
+    meta: &'static ToolMeta,
 }
 
 impl<T: Tool> ToolSlot<T> {
@@ -50,6 +50,13 @@ impl<T: Tool> ToolSlot<T> {
         }
     }
 
+    /// The registration data the slot's calls run under (a constant unless the type serves
+    /// several tools).
+    #[inline]
+    pub(crate) fn meta(&self) -> &'static ToolMeta {
+        if T::META_PER_SLOT { self.meta } else { T::META }
+    }
+
     /// The schema a model sees when it is not the DTO's.
     pub(crate) fn model_input_schema(&self) -> Option<serde_json::Value> {
         self.shared.as_ref().and_then(Tool::model_input_schema)
@@ -64,7 +71,7 @@ pub(crate) async fn run_typed<T: Tool>(
     env: CallEnv<'_>,
     input: T::Input,
 ) -> CallOutcome<T::Output> {
-    let trace = CallTrace::start(slot.meta.name, &env.call_id, &chain.path);
+    let trace = CallTrace::start(slot.meta().name, &env.call_id, &chain.path);
     let running = run_guarded(slot, chain, env, input);
     let outcome = if trace.span.is_none() {
         running.await
@@ -82,7 +89,7 @@ pub(crate) async fn run_guarded<T: Tool>(
     env: CallEnv<'_>,
     input: T::Input,
 ) -> CallOutcome<T::Output> {
-    let meta: &'static ToolMeta = slot.meta;
+    let meta: &'static ToolMeta = slot.meta();
     let execution = ExecutionContext::new(env.call_id, meta.name, chain.path.clone())
         .with_idempotency_key(env.idempotency_key);
     let resolver = Resolver::for_call(env.services, env.tenant, &execution);

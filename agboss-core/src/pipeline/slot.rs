@@ -47,7 +47,7 @@ pub(crate) async fn call_json_typed<T: Tool>(
     args: &str,
     max_result_size: Option<usize>,
 ) -> CallOutcome<Rendered> {
-    let meta = slot.meta;
+    let meta = slot.meta();
     let trace = CallTrace::start(meta.name, &env.call_id, &chain.path);
     let span = &trace.span;
     // Content only when opted in, masked by the path's policies (see `crate::telemetry`).

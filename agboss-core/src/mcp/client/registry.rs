@@ -171,6 +171,7 @@ impl Tool for McpServerTool {
     type Input = McpArguments;
     type Output = McpResult;
     const META: &'static ToolMeta = SERVER_TOOL;
+    const META_PER_SLOT: bool = true;
     fn construct(_: &Resolver<'_>) -> Result<Self, DiError> {
         Err(DiError::Failed(
             "a whole MCP server's tool is built by the app's MCP registry".into(),
