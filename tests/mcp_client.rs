@@ -169,7 +169,7 @@ pub struct RawWeatherTool;
     description = "A long operation",
     server = "everything",
     remote = "trigger-long-running-operation",
-    timeout_ms = 2000
+    timeout_ms = 5000
 )]
 pub struct SlowTool;
 
@@ -354,7 +354,7 @@ async fn a_long_operation_past_the_time_limit_is_a_typed_error_and_the_next_call
     let err = app
         .tool_by_name("slow-tool")
         .unwrap()
-        .invoke_json(r#"{"duration": 5, "steps": 2}"#)
+        .invoke_json(r#"{"duration": 12, "steps": 2}"#)
         .await
         .unwrap_err();
     assert!(
