@@ -105,30 +105,17 @@ fn server_tool_meta(
     }
     let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
     let remote: &'static str = leak(remote.to_owned());
+    // The type's registration data, with this tool's name, description and remote end.
     let meta: &'static ToolMeta = Box::leak(Box::new(ToolMeta {
         name: leak(name),
         description: leak(description.to_owned()),
-        type_name: "McpServerTool",
-        type_id: std::any::TypeId::of::<McpServerTool>,
-        input_schema: McpArguments::json_schema,
-        output_schema: McpResult::json_schema,
-        max_result_size: None,
-        max_input_size: None,
-        timeout_ms: None,
-        idempotent: false,
-        approval: None,
-        approval_when: None,
-        tool_interceptors: &[],
-        exclude_tool_interceptors: &[],
-        pii_policies: &[],
-        deps: &[],
         mcp: Some(Box::leak(Box::new(McpToolMeta {
             server,
             remote,
             typed_input: false,
             typed_output: false,
         }))),
-        erased: || &ServerToolType,
+        ..*SERVER_TOOL
     }));
     metas.insert(key, meta);
     Ok(meta)
