@@ -1,8 +1,8 @@
 //! MCP servers as tools of the app, against real peers: npm
 //! `@modelcontextprotocol/server-everything` over stdio (installed at a pinned version by
-//! `scripts/mcp-peers.sh`; `AGBOSS_TEST_MCP_EVERYTHING` names its entry script) and a
-//! misbehaving server (tests/mcp/fault_server.py) for the faults. With `CI` set and the
-//! peers missing, these tests fail instead of skipping.
+//! `scripts/mcp-peers.sh`; `AGBOSS_TEST_MCP_EVERYTHING` names its entry script). The faults
+//! of a misbehaving server are in `mcp_faults.rs`. With `CI` set and the peers missing, these
+//! tests fail instead of skipping.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -14,48 +14,8 @@ use agboss_testing::ScriptedModel;
 use agboss_testing::scripted::{ScriptedToolCall, Turn};
 use serde_json::json;
 
-fn everything_entry() -> Option<String> {
-    match std::env::var("AGBOSS_TEST_MCP_EVERYTHING") {
-        Ok(path) if !path.trim().is_empty() => Some(path),
-        _ if std::env::var_os("CI").is_some() => panic!(
-            "AGBOSS_TEST_MCP_EVERYTHING is not set: CI runs the MCP tests (bash scripts/test.sh installs the peers)"
-        ),
-        _ => {
-            eprintln!(
-                "skipped: AGBOSS_TEST_MCP_EVERYTHING not set (run bash scripts/test.sh, or eval \"$(bash scripts/mcp-peers.sh install)\")"
-            );
-            None
-        }
-    }
-}
-
-fn everything_config(entry: &str) -> McpServerConfig {
-    McpServerConfig::stdio("everything", "node")
-        .args([entry, "stdio"])
-        .call_timeout(Duration::from_secs(20))
-}
-
-async fn everything() -> Option<McpServer> {
-    let entry = everything_entry()?;
-    Some(
-        McpServer::connect(everything_config(&entry))
-            .await
-            .expect("server-everything connects"),
-    )
-}
-
-fn python() -> String {
-    std::env::var("AGBOSS_TEST_MCP_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
-fn fault_config(extra: &[&str]) -> McpServerConfig {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/fault_server.py");
-    McpServerConfig::stdio("faults", python())
-        .arg(script)
-        .args(extra.iter().copied())
-        .call_timeout(Duration::from_secs(10))
-        .connect_timeout(Duration::from_secs(10))
-}
+#[path = "mcp/env.rs"]
+mod env;
 
 // ---- the app's components ------------------------------------------------------------------
 
@@ -195,7 +155,7 @@ fn app(server: &McpServer, hooks: &Arc<Hooks>) -> App {
 
 #[tokio::test]
 async fn a_connected_server_lists_its_tools_once() {
-    let Some(server) = everything().await else {
+    let Some(server) = env::everything().await else {
         return;
     };
     let names: Vec<&str> = server.tools().map(|t| t.name.as_str()).collect();
@@ -220,7 +180,7 @@ async fn a_connected_server_lists_its_tools_once() {
 
 #[tokio::test]
 async fn a_declared_remote_tool_runs_its_whole_pipeline_on_direct_invokes() {
-    let Some(server) = everything().await else {
+    let Some(server) = env::everything().await else {
         return;
     };
     let hooks = Arc::new(Hooks::default());
@@ -278,7 +238,7 @@ async fn a_declared_remote_tool_runs_its_whole_pipeline_on_direct_invokes() {
 
 #[tokio::test]
 async fn without_dtos_the_remote_schemas_check_arguments_before_any_hook_and_results_after() {
-    let Some(server) = everything().await else {
+    let Some(server) = env::everything().await else {
         return;
     };
     let hooks = Arc::new(Hooks::default());
@@ -346,7 +306,7 @@ async fn without_dtos_the_remote_schemas_check_arguments_before_any_hook_and_res
 
 #[tokio::test]
 async fn a_long_operation_past_the_time_limit_is_a_typed_error_and_the_next_call_works() {
-    let Some(server) = everything().await else {
+    let Some(server) = env::everything().await else {
         return;
     };
     let hooks = Arc::new(Hooks::default());
@@ -378,7 +338,7 @@ async fn a_long_operation_past_the_time_limit_is_a_typed_error_and_the_next_call
 
 #[tokio::test]
 async fn an_agent_calls_declared_and_whole_server_tools_through_its_chain() {
-    let Some(server) = everything().await else {
+    let Some(server) = env::everything().await else {
         return;
     };
     let hooks = Arc::new(Hooks::default());
@@ -473,7 +433,7 @@ async fn an_agent_calls_declared_and_whole_server_tools_through_its_chain() {
 
 #[tokio::test]
 async fn build_errors_name_the_server_and_the_tool() {
-    let Some(server) = everything().await else {
+    let Some(server) = env::everything().await else {
         return;
     };
 
@@ -531,244 +491,6 @@ async fn build_errors_name_the_server_and_the_tool() {
     );
 }
 
-#[tokio::test]
-async fn a_server_that_cannot_start_or_initialize_is_an_error_naming_it() {
-    let err = McpServer::connect(McpServerConfig::stdio("ghost", "/no/such/mcp-server"))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            McpError::Start {
-                server: "ghost",
-                ..
-            }
-        ),
-        "{err}"
-    );
-
-    let err = McpServer::connect(fault_config(&["exit-at-start"]))
-        .await
-        .unwrap_err();
-    let text = err.to_string();
-    assert!(
-        matches!(
-            err,
-            McpError::Initialize {
-                server: "faults",
-                ..
-            }
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains("refusing to start"),
-        "the server's stderr is in the error: {text}"
-    );
-}
-
-#[mcp_tool(
-    name = "fault-ok-tool",
-    description = "Answers",
-    server = "faults",
-    remote = "ok"
-)]
-pub struct FaultOkTool;
-#[mcp_tool(
-    name = "fault-fail-tool",
-    description = "isError",
-    server = "faults",
-    remote = "fail"
-)]
-pub struct FaultFailTool;
-#[mcp_tool(
-    name = "fault-die-tool",
-    description = "Dies",
-    server = "faults",
-    remote = "die"
-)]
-pub struct FaultDieTool;
-#[mcp_tool(
-    name = "fault-hang-tool",
-    description = "Hangs",
-    server = "faults",
-    remote = "hang",
-    timeout_ms = 300
-)]
-pub struct FaultHangTool;
-#[mcp_tool(
-    name = "fault-garbage-tool",
-    description = "Not JSON-RPC",
-    server = "faults",
-    remote = "garbage",
-    timeout_ms = 300
-)]
-pub struct FaultGarbageTool;
-
-#[agent(name = "fault-agent", description = "Meets every fault", instructions = "Go.",
-        tools = [FaultOkTool, FaultFailTool, FaultDieTool, FaultHangTool, FaultGarbageTool])]
-pub struct FaultAgent;
-
-fn pid_of(text: &str) -> String {
-    text.split("pid ")
-        .nth(1)
-        .unwrap()
-        .trim_end_matches(|c: char| !c.is_ascii_digit())
-        .to_owned()
-}
-
-#[tokio::test]
-async fn faults_are_typed_errors_and_the_connection_is_re_established() {
-    let server = McpServer::connect(fault_config(&[]))
-        .await
-        .expect("the fault server connects");
-    let app = App::builder()
-        .mcp_server(server.clone())
-        .agent::<FaultAgent>()
-        .build()
-        .unwrap();
-    let ok = || async {
-        app.tool_by_name("fault-ok-tool")
-            .unwrap()
-            .invoke_json("{}")
-            .await
-    };
-    let first = pid_of(&ok().await.unwrap());
-
-    // isError: a tool error carrying the remote text.
-    let err = app
-        .tool_by_name("fault-fail-tool")
-        .unwrap()
-        .invoke_json("{}")
-        .await
-        .unwrap_err();
-    let ToolCallError::ToolFailed { error, .. } = &err else {
-        panic!("{err:?}")
-    };
-    let mcp = error.source_error().downcast_ref::<McpError>().unwrap();
-    assert!(
-        matches!(mcp, McpError::ToolFailed { message, .. } if message == "the database is down"),
-        "{mcp}"
-    );
-
-    // The process dies mid-call: a typed error, then a new process serves the next call.
-    let err = app
-        .tool_by_name("fault-die-tool")
-        .unwrap()
-        .invoke_json("{}")
-        .await
-        .unwrap_err();
-    assert!(matches!(err, ToolCallError::ToolFailed { .. }), "{err:?}");
-    assert!(!server.is_connected(), "the lost session is dropped");
-    let second = pid_of(&ok().await.unwrap());
-    assert!(server.is_connected());
-    assert_ne!(first, second, "the connection was re-established");
-
-    // It hangs past the tool's time limit; then not JSON-RPC at all.
-    for tool in ["fault-hang-tool", "fault-garbage-tool"] {
-        let err = app
-            .tool_by_name(tool)
-            .unwrap()
-            .invoke_json("{}")
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                ToolCallError::Timeout { .. } | ToolCallError::ToolFailed { .. }
-            ),
-            "{tool}: {err:?}"
-        );
-        let next = pid_of(&ok().await.unwrap());
-        assert!(!next.is_empty(), "{tool}: the next call is served");
-    }
-
-    // In an agent loop, every fault is an observation the model reads and the loop goes on.
-    let model = Arc::new(ScriptedModel::new([
-        Turn::tool_calls([ScriptedToolCall::new("fault-die-tool", json!({})).with_id("d")]),
-        Turn::tool_calls([ScriptedToolCall::new("fault-fail-tool", json!({})).with_id("f")]),
-        Turn::tool_calls([ScriptedToolCall::new("fault-ok-tool", json!({})).with_id("o")]),
-        Turn::text("recovered"),
-    ]));
-    let app = App::builder()
-        .mcp_server(server)
-        .agent::<FaultAgent>()
-        .shared_model(model)
-        .build()
-        .unwrap();
-    let (events, out) = app
-        .stream(Target::agent::<FaultAgent>(), "go", RunContext::new())
-        .collect_all()
-        .await;
-    assert_eq!(out.unwrap().text, "recovered");
-    let errors = events
-        .iter()
-        .filter(|e| matches!(e, RunEvent::ToolResult { is_error: true, .. }))
-        .count();
-    assert_eq!(errors, 2);
-}
-
-/// Records what the app-wide listener saw of remote calls.
-#[derive(Default, Clone)]
-struct Seen(Arc<std::sync::Mutex<Vec<String>>>);
-
-impl ToolCallListener for Seen {
-    type Context = ();
-    fn after_call(&self, _: &mut (), call: &ToolCallInfo<'_>, result: &CallOutcome<Rendered>) {
-        self.0.lock().unwrap().push(format!(
-            "{} {}",
-            call.tool_name,
-            result.model_text().unwrap_or_default()
-        ));
-    }
-}
-
-#[pii_policy(name = "mcp-email-pii-policy", description = "Masks e-mails", detectors = [email])]
-pub struct McpEmailPiiPolicy;
-
-#[mcp_tool(name = "masked-echo-tool", description = "Echoes, masked", server = "everything",
-           remote = "echo", pii_policies = [McpEmailPiiPolicy])]
-pub struct MaskedEchoTool;
-
-#[tokio::test]
-async fn listeners_and_pii_policies_see_remote_calls_as_any_other() {
-    let Some(server) = everything().await else {
-        return;
-    };
-    let seen = Seen::default();
-    let app = App::builder()
-        .mcp_server(server)
-        .tool::<MaskedEchoTool>()
-        .tool_call_listener(seen.clone())
-        .build()
-        .unwrap();
-    // The app's callbacks (what agent loops and MCP serving call) carry the listeners.
-    let callbacks = app.callbacks();
-    let echo = callbacks
-        .iter()
-        .find(|c| c.definition().name == "masked-echo-tool")
-        .unwrap();
-    let outcome = echo
-        .call(ToolInvocation::new(
-            "c1",
-            r#"{"message": "write to ana@example.com"}"#,
-        ))
-        .await;
-    let CallOutcome::Ran(Rendered { text, .. }) = outcome else {
-        panic!("{outcome:?}")
-    };
-    assert!(
-        !text.contains("ana@example.com") && text.contains("Echo: write to"),
-        "{text}"
-    );
-    let seen = seen.0.lock().unwrap().clone();
-    assert_eq!(seen.len(), 1, "{seen:?}");
-    assert!(
-        seen[0].starts_with("masked-echo-tool ") && !seen[0].contains("ana@example.com"),
-        "{seen:?}"
-    );
-}
-
 /// server-everything over streamable HTTP on a free loopback port, killed when dropped.
 async fn everything_over_http(entry: &str) -> (tokio::process::Child, String) {
     let port = {
@@ -798,7 +520,7 @@ async fn everything_over_http(entry: &str) -> (tokio::process::Child, String) {
 
 #[tokio::test]
 async fn the_same_declarations_work_over_streamable_http() {
-    let Some(entry) = everything_entry() else {
+    let Some(entry) = env::everything_entry() else {
         return;
     };
     let (_child, url) = everything_over_http(&entry).await;

@@ -4,6 +4,8 @@
 //! an ephemeral loopback port): the listed schemas, a passing call, a `reply_to_model` and a
 //! block whose tool did not run, a safe failure, PII masking, a tenant ACL decided from the
 //! bearer token, and requests refused without valid credentials before any hook ran.
+#[path = "mcp/env.rs"]
+mod env;
 #[path = "mcp/peer.rs"]
 mod peer;
 

@@ -9,18 +9,7 @@ use serde_json::Value;
 
 /// The venv's python, or `None` (skip) outside CI.
 pub fn python() -> Option<PathBuf> {
-    match std::env::var("AGBOSS_TEST_MCP_PYTHON") {
-        Ok(path) if !path.trim().is_empty() => Some(PathBuf::from(path.trim())),
-        _ if std::env::var_os("CI").is_some() => panic!(
-            "AGBOSS_TEST_MCP_PYTHON is not set: CI runs the MCP server tests against the Python mcp client (bash scripts/test.sh)"
-        ),
-        _ => {
-            eprintln!(
-                "skipped: AGBOSS_TEST_MCP_PYTHON not set (run `eval \"$(bash scripts/mcp-peers.sh install)\"`, or bash scripts/test.sh)"
-            );
-            None
-        }
-    }
+    super::env::peer_var("AGBOSS_TEST_MCP_PYTHON").map(PathBuf::from)
 }
 
 /// Runs the client on `spec` (see `tests/mcp/client.py`) and returns what it printed, as JSON.

@@ -11,6 +11,7 @@
 mod bound;
 mod describe;
 mod guardrails;
+mod resolution;
 mod resolve;
 
 use std::any::TypeId;

@@ -6,8 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
-use super::guardrails::{GuardExclusion, GuardSpec, Guardrails};
-use super::{BuildWarning, Pool, RemoteServers, ScopeSpec, not_connected};
+use super::guardrails::GuardSpec;
+use super::resolution::{
+    PendingAgent, PendingRouter, PendingWorkflow, Resolution, check_tool_names, dedup, tool_key,
+    tool_scope,
+};
+use super::{BuildWarning, Pool, RemoteServers, ScopeSpec};
 use crate::contract::agent::{AgentMeta, RouterMeta};
 use crate::contract::chain::Chain;
 use crate::contract::guardrail::GuardrailMeta;
@@ -15,7 +19,7 @@ use crate::contract::interceptor::InterceptorMeta;
 use crate::contract::pii_policy::PiiPolicyMeta;
 use crate::contract::registry::Registration;
 use crate::contract::scope::{ScopeKind, ScopeRef};
-use crate::contract::tool::{ErasedToolSlot, ToolMeta};
+use crate::contract::tool::ToolMeta;
 use crate::contract::workflow::{ApplicationMeta, WorkflowMeta};
 use crate::di::Services;
 use crate::error::BuildError;
@@ -369,241 +373,5 @@ impl std::hash::Hasher for TypeIdHasher {
     }
     fn finish(&self) -> u64 {
         self.0
-    }
-}
-
-fn tool_scope(meta: &'static ToolMeta) -> ScopeSpec {
-    ScopeSpec {
-        scope: ScopeRef {
-            kind: ScopeKind::Tool,
-            name: meta.name,
-        },
-        attach: meta.tool_interceptors.to_vec(),
-        exclude: meta.exclude_tool_interceptors.to_vec(),
-        pii_policies: meta.pii_policies.to_vec(),
-        guardrails: GuardSpec::default(),
-    }
-}
-
-/// What tells tools apart: the type, and the name (one type serves every tool of a whole MCP
-/// server).
-type ToolKey = (TypeId, &'static str);
-
-fn tool_key(meta: &'static ToolMeta) -> ToolKey {
-    ((meta.type_id)(), meta.name)
-}
-
-/// The tools once each, in first-seen order (linear: a set of their keys).
-fn dedup(tools: &[&'static ToolMeta]) -> Vec<&'static ToolMeta> {
-    let mut seen: std::collections::HashSet<ToolKey> = std::collections::HashSet::default();
-    tools
-        .iter()
-        .copied()
-        .filter(|t| seen.insert(tool_key(t)))
-        .collect()
-}
-
-/// Two different tools with one name (a whole server's tool beside a declared one, say): the
-/// model could not tell them apart. Registered tools are checked by the registry already.
-fn check_tool_names(tools: &[&'static ToolMeta]) -> Result<(), BuildError> {
-    let mut names: HashMap<&'static str, &'static ToolMeta> = HashMap::new();
-    for t in tools {
-        if let Some(first) = names.insert(t.name, t)
-            && tool_key(first) != tool_key(t)
-        {
-            return Err(BuildError::DuplicateName {
-                kind: "tool",
-                name: t.name,
-                first: first.type_name,
-                second: t.type_name,
-            });
-        }
-    }
-    Ok(())
-}
-
-struct PendingAgent {
-    meta: &'static AgentMeta,
-    scopes: Vec<ScopeRef>,
-    guardrails: Guardrails,
-    tools: Vec<(&'static ToolMeta, Chain, Option<usize>)>,
-}
-
-struct PendingRouter {
-    meta: &'static RouterMeta,
-    guardrails: Guardrails,
-    routes: Vec<usize>,
-}
-
-struct PendingWorkflow {
-    meta: &'static WorkflowMeta,
-    agents: Vec<usize>,
-    routers: Vec<usize>,
-    tools: Vec<(&'static ToolMeta, Chain, Option<usize>)>,
-}
-
-/// The mutable state of one build.
-struct Resolution {
-    services: Services,
-    pool: Pool,
-    slots: HashMap<ToolKey, Arc<dyn ErasedToolSlot>>,
-    warnings: Vec<BuildWarning>,
-    /// Every (scope, excluded interceptor) and whether it removed something on any path: an
-    /// exclusion is useless only when it is useless on every path through its scope.
-    exclusions: Vec<(ScopeRef, &'static InterceptorMeta, bool)>,
-    /// The same for guardrail exclusions.
-    guard_exclusions: Vec<GuardExclusion>,
-    app_max: Option<usize>,
-    remote: Option<Arc<RemoteServers>>,
-}
-
-impl Resolution {
-    /// Every tool of a whole server.
-    fn server_tools(&self, server: &'static str) -> Result<Vec<&'static ToolMeta>, BuildError> {
-        match &self.remote {
-            Some(remote) => remote.server_tools(server),
-            None => Err(not_connected(server, None)),
-        }
-    }
-
-    /// An agent's tools: its own, then those of its servers.
-    fn agent_tools(&self, meta: &'static AgentMeta) -> Result<Vec<&'static ToolMeta>, BuildError> {
-        let mut tools = meta.tools.to_vec();
-        for server in meta.mcp_servers {
-            tools.extend(self.server_tools(server)?);
-        }
-        Ok(tools)
-    }
-
-    fn slot(&mut self, meta: &'static ToolMeta) -> Result<(), BuildError> {
-        let id = tool_key(meta);
-        if self.slots.contains_key(&id) {
-            return Ok(());
-        }
-        if let Some(remote) = meta.mcp {
-            match &self.remote {
-                Some(servers) => servers.check(meta, remote.server)?,
-                None => return Err(not_connected(remote.server, Some(meta.name))),
-            }
-        }
-        self.services
-            .ensure(meta.type_name, meta.deps, &mut Vec::new())?;
-        if let Some(channel) = meta.approval {
-            // The tool's approval channel is built from the same services, once per app.
-            self.services
-                .ensure(channel.name, channel.deps, &mut Vec::new())?;
-        }
-        let slot = (meta.erased)()
-            .build_slot(meta, &self.services)
-            .map_err(|e| BuildError::ServiceConstruction {
-                service: meta.type_name,
-                message: e.to_string(),
-            })?;
-        self.slots.insert(id, slot);
-        Ok(())
-    }
-
-    fn chain(&mut self, scopes: &[ScopeSpec]) -> Result<Chain, BuildError> {
-        let chain = self.pool.chain(scopes, &mut self.services)?;
-        for spec in scopes {
-            for ex in &spec.exclude {
-                let used = chain
-                    .exclusions
-                    .iter()
-                    .any(|e| e.interceptor.same(ex) && e.excluded_at == spec.scope);
-                match self
-                    .exclusions
-                    .iter_mut()
-                    .find(|(at, i, _)| *at == spec.scope && i.same(ex))
-                {
-                    Some(entry) => entry.2 |= used,
-                    None => self.exclusions.push((spec.scope, ex, used)),
-                }
-            }
-        }
-        Ok(chain)
-    }
-
-    /// A router and its routes (added to `agents`): the router's guardrails on application →
-    /// [workflow →] router, each route's on application → [workflow →] router → agent.
-    fn router(
-        &mut self,
-        outer: &[ScopeSpec],
-        meta: &'static RouterMeta,
-        workflow_max: Option<usize>,
-        agents: &mut Vec<PendingAgent>,
-    ) -> Result<PendingRouter, BuildError> {
-        let router_scope = ScopeSpec {
-            scope: ScopeRef {
-                kind: ScopeKind::Router,
-                name: meta.name,
-            },
-            attach: Vec::new(),
-            exclude: Vec::new(),
-            pii_policies: Vec::new(),
-            guardrails: GuardSpec::from(&meta.guardrails),
-        };
-        let mut path = outer.to_vec();
-        path.push(router_scope.clone());
-        let guardrails =
-            self.pool
-                .guardrails(&path, &mut self.services, &mut self.guard_exclusions)?;
-        let mut routes = Vec::new();
-        for a in meta.routes {
-            routes.push(agents.len());
-            agents.push(self.agent(outer, Some(&router_scope), a, workflow_max)?);
-        }
-        Ok(PendingRouter {
-            meta,
-            guardrails,
-            routes,
-        })
-    }
-
-    fn agent(
-        &mut self,
-        outer: &[ScopeSpec],
-        router: Option<&ScopeSpec>,
-        meta: &'static AgentMeta,
-        workflow_max: Option<usize>,
-    ) -> Result<PendingAgent, BuildError> {
-        let agent_scope = ScopeSpec {
-            scope: ScopeRef {
-                kind: ScopeKind::Agent,
-                name: meta.name,
-            },
-            attach: meta.tool_interceptors.to_vec(),
-            exclude: meta.exclude_tool_interceptors.to_vec(),
-            pii_policies: meta.pii_policies.to_vec(),
-            guardrails: GuardSpec::from(&meta.guardrails),
-        };
-        // The text boundary's path has the router (if any); the tools' chains do not.
-        let mut guard_path: Vec<ScopeSpec> = outer.to_vec();
-        guard_path.extend(router.cloned());
-        guard_path.push(agent_scope.clone());
-        let guardrails =
-            self.pool
-                .guardrails(&guard_path, &mut self.services, &mut self.guard_exclusions)?;
-        let mut scopes: Vec<ScopeSpec> = outer.to_vec();
-        scopes.push(agent_scope);
-        let inherited = meta.max_result_size.or(workflow_max).or(self.app_max);
-        let mut tools = Vec::new();
-        let own = self.agent_tools(meta)?;
-        for t in &own {
-            let mut path = scopes.clone();
-            path.push(tool_scope(t));
-            let chain = self.chain(&path)?;
-            tools.push((*t, chain, inherited));
-        }
-        // An agent without tools still reports its useless exclusions.
-        if own.is_empty() {
-            self.chain(&scopes)?;
-        }
-        Ok(PendingAgent {
-            meta,
-            scopes: scopes.iter().map(|s| s.scope).collect(),
-            guardrails,
-            tools,
-        })
     }
 }

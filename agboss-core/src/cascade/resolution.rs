@@ -1,0 +1,258 @@
+//! The mutable state of one build (`Resolution`): tool slots, chains, the agents, routers and
+//! workflows of every path before they are frozen, and the exclusions each path used.
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::guardrails::{GuardExclusion, GuardSpec, Guardrails};
+use super::{BuildWarning, Pool, RemoteServers, ScopeSpec, not_connected};
+use crate::contract::agent::{AgentMeta, RouterMeta};
+use crate::contract::chain::Chain;
+use crate::contract::interceptor::InterceptorMeta;
+use crate::contract::scope::{ScopeKind, ScopeRef};
+use crate::contract::tool::{ErasedToolSlot, ToolMeta};
+use crate::contract::workflow::WorkflowMeta;
+use crate::di::Services;
+use crate::error::BuildError;
+
+pub(super) fn tool_scope(meta: &'static ToolMeta) -> ScopeSpec {
+    ScopeSpec {
+        scope: ScopeRef {
+            kind: ScopeKind::Tool,
+            name: meta.name,
+        },
+        attach: meta.tool_interceptors.to_vec(),
+        exclude: meta.exclude_tool_interceptors.to_vec(),
+        pii_policies: meta.pii_policies.to_vec(),
+        guardrails: GuardSpec::default(),
+    }
+}
+
+/// What tells tools apart: the type, and the name (one type serves every tool of a whole MCP
+/// server).
+pub(super) type ToolKey = (TypeId, &'static str);
+
+pub(super) fn tool_key(meta: &'static ToolMeta) -> ToolKey {
+    ((meta.type_id)(), meta.name)
+}
+
+/// The tools once each, in first-seen order (linear: a set of their keys).
+pub(super) fn dedup(tools: &[&'static ToolMeta]) -> Vec<&'static ToolMeta> {
+    let mut seen: std::collections::HashSet<ToolKey> = std::collections::HashSet::default();
+    tools
+        .iter()
+        .copied()
+        .filter(|t| seen.insert(tool_key(t)))
+        .collect()
+}
+
+/// Two different tools with one name (a whole server's tool beside a declared one, say): the
+/// model could not tell them apart. Registered tools are checked by the registry already.
+pub(super) fn check_tool_names(tools: &[&'static ToolMeta]) -> Result<(), BuildError> {
+    let mut names: HashMap<&'static str, &'static ToolMeta> = HashMap::new();
+    for t in tools {
+        if let Some(first) = names.insert(t.name, t)
+            && tool_key(first) != tool_key(t)
+        {
+            return Err(BuildError::DuplicateName {
+                kind: "tool",
+                name: t.name,
+                first: first.type_name,
+                second: t.type_name,
+            });
+        }
+    }
+    Ok(())
+}
+
+pub(super) struct PendingAgent {
+    pub(super) meta: &'static AgentMeta,
+    pub(super) scopes: Vec<ScopeRef>,
+    pub(super) guardrails: Guardrails,
+    pub(super) tools: Vec<(&'static ToolMeta, Chain, Option<usize>)>,
+}
+
+pub(super) struct PendingRouter {
+    pub(super) meta: &'static RouterMeta,
+    pub(super) guardrails: Guardrails,
+    pub(super) routes: Vec<usize>,
+}
+
+pub(super) struct PendingWorkflow {
+    pub(super) meta: &'static WorkflowMeta,
+    pub(super) agents: Vec<usize>,
+    pub(super) routers: Vec<usize>,
+    pub(super) tools: Vec<(&'static ToolMeta, Chain, Option<usize>)>,
+}
+
+/// The mutable state of one build.
+pub(super) struct Resolution {
+    pub(super) services: Services,
+    pub(super) pool: Pool,
+    pub(super) slots: HashMap<ToolKey, Arc<dyn ErasedToolSlot>>,
+    pub(super) warnings: Vec<BuildWarning>,
+    /// Every (scope, excluded interceptor) and whether it removed something on any path: an
+    /// exclusion is useless only when it is useless on every path through its scope.
+    pub(super) exclusions: Vec<(ScopeRef, &'static InterceptorMeta, bool)>,
+    /// The same for guardrail exclusions.
+    pub(super) guard_exclusions: Vec<GuardExclusion>,
+    pub(super) app_max: Option<usize>,
+    pub(super) remote: Option<Arc<RemoteServers>>,
+}
+
+impl Resolution {
+    /// Every tool of a whole server.
+    pub(super) fn server_tools(
+        &self,
+        server: &'static str,
+    ) -> Result<Vec<&'static ToolMeta>, BuildError> {
+        match &self.remote {
+            Some(remote) => remote.server_tools(server),
+            None => Err(not_connected(server, None)),
+        }
+    }
+
+    /// An agent's tools: its own, then those of its servers.
+    pub(super) fn agent_tools(
+        &self,
+        meta: &'static AgentMeta,
+    ) -> Result<Vec<&'static ToolMeta>, BuildError> {
+        let mut tools = meta.tools.to_vec();
+        for server in meta.mcp_servers {
+            tools.extend(self.server_tools(server)?);
+        }
+        Ok(tools)
+    }
+
+    pub(super) fn slot(&mut self, meta: &'static ToolMeta) -> Result<(), BuildError> {
+        let id = tool_key(meta);
+        if self.slots.contains_key(&id) {
+            return Ok(());
+        }
+        if let Some(remote) = meta.mcp {
+            match &self.remote {
+                Some(servers) => servers.check(meta, remote.server)?,
+                None => return Err(not_connected(remote.server, Some(meta.name))),
+            }
+        }
+        self.services
+            .ensure(meta.type_name, meta.deps, &mut Vec::new())?;
+        if let Some(channel) = meta.approval {
+            // The tool's approval channel is built from the same services, once per app.
+            self.services
+                .ensure(channel.name, channel.deps, &mut Vec::new())?;
+        }
+        let slot = (meta.erased)()
+            .build_slot(meta, &self.services)
+            .map_err(|e| BuildError::ServiceConstruction {
+                service: meta.type_name,
+                message: e.to_string(),
+            })?;
+        self.slots.insert(id, slot);
+        Ok(())
+    }
+
+    pub(super) fn chain(&mut self, scopes: &[ScopeSpec]) -> Result<Chain, BuildError> {
+        let chain = self.pool.chain(scopes, &mut self.services)?;
+        for spec in scopes {
+            for ex in &spec.exclude {
+                let used = chain
+                    .exclusions
+                    .iter()
+                    .any(|e| e.interceptor.same(ex) && e.excluded_at == spec.scope);
+                match self
+                    .exclusions
+                    .iter_mut()
+                    .find(|(at, i, _)| *at == spec.scope && i.same(ex))
+                {
+                    Some(entry) => entry.2 |= used,
+                    None => self.exclusions.push((spec.scope, ex, used)),
+                }
+            }
+        }
+        Ok(chain)
+    }
+
+    /// A router and its routes (added to `agents`): the router's guardrails on application →
+    /// [workflow →] router, each route's on application → [workflow →] router → agent.
+    pub(super) fn router(
+        &mut self,
+        outer: &[ScopeSpec],
+        meta: &'static RouterMeta,
+        workflow_max: Option<usize>,
+        agents: &mut Vec<PendingAgent>,
+    ) -> Result<PendingRouter, BuildError> {
+        let router_scope = ScopeSpec {
+            scope: ScopeRef {
+                kind: ScopeKind::Router,
+                name: meta.name,
+            },
+            attach: Vec::new(),
+            exclude: Vec::new(),
+            pii_policies: Vec::new(),
+            guardrails: GuardSpec::from(&meta.guardrails),
+        };
+        let mut path = outer.to_vec();
+        path.push(router_scope.clone());
+        let guardrails =
+            self.pool
+                .guardrails(&path, &mut self.services, &mut self.guard_exclusions)?;
+        let mut routes = Vec::new();
+        for a in meta.routes {
+            routes.push(agents.len());
+            agents.push(self.agent(outer, Some(&router_scope), a, workflow_max)?);
+        }
+        Ok(PendingRouter {
+            meta,
+            guardrails,
+            routes,
+        })
+    }
+
+    pub(super) fn agent(
+        &mut self,
+        outer: &[ScopeSpec],
+        router: Option<&ScopeSpec>,
+        meta: &'static AgentMeta,
+        workflow_max: Option<usize>,
+    ) -> Result<PendingAgent, BuildError> {
+        let agent_scope = ScopeSpec {
+            scope: ScopeRef {
+                kind: ScopeKind::Agent,
+                name: meta.name,
+            },
+            attach: meta.tool_interceptors.to_vec(),
+            exclude: meta.exclude_tool_interceptors.to_vec(),
+            pii_policies: meta.pii_policies.to_vec(),
+            guardrails: GuardSpec::from(&meta.guardrails),
+        };
+        // The text boundary's path has the router (if any); the tools' chains do not.
+        let mut guard_path: Vec<ScopeSpec> = outer.to_vec();
+        guard_path.extend(router.cloned());
+        guard_path.push(agent_scope.clone());
+        let guardrails =
+            self.pool
+                .guardrails(&guard_path, &mut self.services, &mut self.guard_exclusions)?;
+        let mut scopes: Vec<ScopeSpec> = outer.to_vec();
+        scopes.push(agent_scope);
+        let inherited = meta.max_result_size.or(workflow_max).or(self.app_max);
+        let mut tools = Vec::new();
+        let own = self.agent_tools(meta)?;
+        for t in &own {
+            let mut path = scopes.clone();
+            path.push(tool_scope(t));
+            let chain = self.chain(&path)?;
+            tools.push((*t, chain, inherited));
+        }
+        // An agent without tools still reports its useless exclusions.
+        if own.is_empty() {
+            self.chain(&scopes)?;
+        }
+        Ok(PendingAgent {
+            meta,
+            scopes: scopes.iter().map(|s| s.scope).collect(),
+            guardrails,
+            tools,
+        })
+    }
+}
