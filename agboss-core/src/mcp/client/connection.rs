@@ -161,8 +161,9 @@ impl McpServer {
     }
 
     /// One `tools/call`, bounded by `limit` (or the config's call timeout). An `isError`
-    /// result is returned as it is: the caller decides what it means.
-    pub async fn call_tool(
+    /// result is returned as it is: the caller decides what it means. Crate-private: every
+    /// call of a remote tool goes through its tool's guarded pipeline (`McpRemote::call`).
+    pub(crate) async fn call_tool(
         &self,
         tool: &str,
         arguments: JsonObject,

@@ -23,7 +23,6 @@ use crate::error::ToolError;
 pub struct McpRemote {
     server: McpServer,
     remote: &'static McpToolMeta,
-    tool: &'static str,
     timeout: Option<Duration>,
     /// The remote input schema, checked per call (a tool without an input DTO).
     input: Option<Arc<jsonschema::Validator>>,
@@ -75,7 +74,6 @@ impl McpRemote {
         Ok(Self {
             server: server.clone(),
             remote,
-            tool: meta.name,
             timeout: meta.timeout_ms.map(Duration::from_millis),
             input,
             input_schema: listed.input_schema.clone(),
@@ -183,11 +181,6 @@ impl McpRemote {
         };
         O::from_json_value(&value).map_err(|e| invalid(format!("{e}")))
     }
-
-    /// The tool's name in the app.
-    pub fn tool_name(&self) -> &'static str {
-        self.tool
-    }
 }
 
 /// The text of a result's content: text blocks as they are, other blocks named.
@@ -226,12 +219,10 @@ fn json_path(pointer: &str) -> String {
 /// JSON types agree (an `integer` fits a `number`), recursively through nested objects.
 /// Returns what does not fit.
 pub(crate) fn schema_fit(dto: &Value, remote: &Value, at: &str, problems: &mut Vec<String>) {
-    let props = |s: &Value| {
-        s.get("properties")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default()
-    };
+    let empty = Map::new();
+    fn props(s: &Value) -> Option<&Map<String, Value>> {
+        s.get("properties").and_then(Value::as_object)
+    }
     let required = |s: &Value| -> Vec<String> {
         s.get("required")
             .and_then(Value::as_array)
@@ -242,7 +233,8 @@ pub(crate) fn schema_fit(dto: &Value, remote: &Value, at: &str, problems: &mut V
             })
             .unwrap_or_default()
     };
-    let (dto_props, remote_props) = (props(dto), props(remote));
+    let dto_props = props(dto).unwrap_or(&empty);
+    let remote_props = props(remote).unwrap_or(&empty);
     let dto_required = required(dto);
     for name in required(remote) {
         if !dto_props.contains_key(&name) {
@@ -256,7 +248,7 @@ pub(crate) fn schema_fit(dto: &Value, remote: &Value, at: &str, problems: &mut V
         }
     }
     let closed = remote.get("additionalProperties") == Some(&Value::Bool(false));
-    for (name, schema) in &dto_props {
+    for (name, schema) in dto_props {
         match remote_props.get(name) {
             None if closed => problems.push(format!(
                 "the DTO sends `{at}{name}`, which the remote tool does not accept"
