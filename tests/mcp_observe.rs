@@ -67,3 +67,52 @@ async fn listeners_and_pii_policies_see_remote_calls_as_any_other() {
         "{seen:?}"
     );
 }
+
+/// agboss on both ends: a whole server's tools reached over streamable HTTP with the
+/// config's bearer token, each call running the remote app's pipeline as that token's tenant.
+#[tokio::test]
+async fn headers_of_an_http_config_reach_the_server_and_its_guards() {
+    use agboss_core::mcp::client::{McpServer, McpServerConfig};
+    use agboss_core::mcp::server::BearerTokens;
+    use agboss_e2e::mcp_desk::{CrmRunLog, crm_app};
+
+    let log = Arc::new(CrmRunLog::new());
+    let remote = crm_app(Arc::clone(&log)).unwrap();
+    let served = remote
+        .serve_mcp()
+        .authenticator(BearerTokens::new().token("t-acme", "acme"))
+        .http("127.0.0.1:0")
+        .await
+        .unwrap();
+    let url = served.url();
+
+    // Without the header the session is refused; with it the tools are listed.
+    assert!(
+        McpServer::connect(McpServerConfig::http("crm", url.as_str()))
+            .await
+            .is_err()
+    );
+    let crm = McpServer::connect(McpServerConfig::http("crm", url.as_str()).bearer_token("t-acme"))
+        .await
+        .unwrap();
+    assert!(crm.tool("get-customer-tool").is_some());
+
+    let app = App::builder()
+        .mcp_server(crm)
+        .mcp_server_tools("crm")
+        .build()
+        .unwrap();
+    let text = app
+        .tool_by_name("crm__get-customer-tool")
+        .unwrap()
+        .invoke_json(r#"{"customerId": "ACME-7"}"#)
+        .await
+        .unwrap();
+    // The remote pipeline ran as acme and masked the e-mail before it left the server.
+    assert!(
+        text.contains("ACME-7") && !text.contains("ann@example.com"),
+        "{text}"
+    );
+    assert_eq!(log.runs_of("get-customer-tool"), 1);
+    served.shutdown().await.unwrap();
+}
