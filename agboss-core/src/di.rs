@@ -243,6 +243,7 @@ impl ExecutionContext {
         }
     }
     /// With an idempotency key (what journaled runs give each call).
+    #[inline]
     pub fn with_idempotency_key(mut self, key: Option<&str>) -> Self {
         self.idempotency_key = key.map(Arc::from);
         self

@@ -77,13 +77,15 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
                     return Err(failure.into_error());
                 };
                 let tenant = self.tenant.as_ref().map_or("", TenantContext::tenant_id);
-                return Err(direct::ticket_direct_call(
+                // Boxed: the ticket's store round trips are the rare path, and held inline
+                // they would make every call's future larger.
+                return Err(Box::pin(direct::ticket_direct_call(
                     &self.app.inner,
                     bound,
                     tenant,
                     call_id.as_str(),
                     failure.into_error(),
-                )
+                ))
                 .await);
             }
             outcome => outcome,

@@ -9,7 +9,7 @@
 //! validated input and that text's SHA-256, from which the engine makes a ticket.
 use std::any::Any;
 
-use crate::contract::channel::ApprovalGrant;
+use crate::contract::channel::{ApprovalGrant, ChannelMeta};
 use crate::contract::tool::{Tool, ToolMeta};
 use crate::error::ToolCallError;
 use crate::store::types::sha256_hex;
@@ -21,9 +21,20 @@ pub(crate) fn approval_point<T: Tool>(
     input: &T::Input,
     grant: Option<&ApprovalGrant>,
 ) -> Result<(), ToolCallError> {
-    let Some(channel) = meta.approval else {
-        return Ok(());
-    };
+    match meta.approval {
+        None => Ok(()),
+        Some(channel) => gated::<T>(meta, channel, input, grant),
+    }
+}
+
+/// The approval point of a tool with an approval channel.
+#[inline(never)]
+fn gated<T: Tool>(
+    meta: &'static ToolMeta,
+    channel: &'static ChannelMeta,
+    input: &T::Input,
+    grant: Option<&ApprovalGrant>,
+) -> Result<(), ToolCallError> {
     if let Some(when) = meta.approval_when
         && !when(input as &dyn Any)
     {

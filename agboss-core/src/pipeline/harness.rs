@@ -2,12 +2,11 @@
 //! `agboss_testing::test_tool_interceptor`.
 use std::sync::Arc;
 
-use super::hooks::{after_one, before_one};
+use super::hooks::{Stage, Stop, after_chain, before_chain, caught};
 use super::run::decode_input;
 use crate::contract::chain::Link;
 use crate::contract::interceptor::{
-    ErasedInterceptor, InputHolder, ToolCallContext, ToolCallDecision, ToolCallResultContext,
-    ToolOutput,
+    ErasedInterceptor, InputHolder, ToolCallContext, ToolCallDecision, ToolOutput,
 };
 use crate::contract::tool::Tool;
 use crate::di::{CallId, ExecutionContext, Resolver, Services, TenantContext};
@@ -39,9 +38,14 @@ pub async fn before<T: Tool>(
         input: &holder,
         execution: &execution,
     };
-    before_one(&link(interceptor), &resolver, &call)
-        .await
-        .map_err(|e| *e)
+    let links = [link(interceptor)];
+    let stage = Stage::new();
+    let walk = before_chain(&links, &resolver, &call, &stage);
+    match caught(T::META, &stage, (&links, &links), walk).await? {
+        Ok(()) => Ok(ToolCallDecision::Allow),
+        Err(Stop::Decided(_, decision)) => Ok(decision),
+        Err(Stop::Failed(error)) => Err(*error),
+    }
 }
 
 /// Runs `after_tool_call` of one interceptor on `output`, then re-validates the result against
@@ -57,16 +61,16 @@ pub async fn after<T: Tool>(
     let execution = ExecutionContext::new(CallId::generate(), T::META.name, Arc::from([]));
     let resolver = Resolver::for_call(services, tenant, &execution);
     let holder = InputHolder::new(&typed);
-    let call = ToolCallResultContext {
-        call: ToolCallContext {
-            tool: T::META,
-            input: &holder,
-            execution: &execution,
-        },
-        output,
+    let call = ToolCallContext {
+        tool: T::META,
+        input: &holder,
+        execution: &execution,
     };
-    let out = after_one(&link(interceptor), &resolver, call)
-        .await
+    let links = [link(interceptor)];
+    let stage = Stage::new();
+    let walk = after_chain(&links, &resolver, &call, output, &stage);
+    let out = caught(T::META, &stage, (&links, &links), walk)
+        .await?
         .map_err(|e| *e)?;
     let invalid = |source| ToolCallError::InvalidOutput {
         tool_name: T::META.name.to_string(),

@@ -1,10 +1,16 @@
-//! One hook of one interceptor, fail closed: building its per-invocation instance, running it
-//! to completion within its time limit, and turning an error, a panic, a missing dependency or
-//! a timeout into the call's error.
+//! The hooks of a chain, fail closed: `before_tool_call`s outer to inner until one does not
+//! allow, `after_tool_call`s inner to outer, each within its time limit, an error, a missing
+//! dependency or a timeout becoming the call's error.
+//!
+//! Panics are caught once, around the whole call ([`caught`]), not per hook: the walk records
+//! which hook is running in a [`Stage`], so a panic still names its interceptor. A hook
+//! that is ready at once (most are) costs its erased call and one poll: no timer, no wrapper
+//! future, no allocation.
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -15,8 +21,8 @@ use crate::contract::interceptor::{
     HookError, ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolOutput,
 };
 use crate::contract::tool::ToolMeta;
-use crate::di::{DiError, Resolver};
-use crate::error::{InterceptorError, ToolCallError};
+use crate::di::Resolver;
+use crate::error::ToolCallError;
 
 /// The text of a panic payload.
 pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
@@ -32,9 +38,9 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 pin_project_lite::pin_project! {
     /// `fut` bounded by `limit`: `Some(output)`, or `None` once the limit passed. The timer is
     /// armed only when `fut` first suspends, so a future that is ready at once (most hooks)
-    /// costs no clock read and no allocation. Outside a tokio runtime, or in one built without
-    /// its time driver, there is no timer: the future is awaited unbounded (nothing it guards
-    /// runs meanwhile).
+    /// costs no clock read and no allocation. Without a limit, outside a tokio runtime, or in
+    /// one built without its time driver, there is no timer: the future is awaited unbounded
+    /// (nothing it guards runs meanwhile).
     pub(crate) struct Bounded<F> {
         #[pin]
         fut: F,
@@ -88,11 +94,75 @@ impl<F: Future> Future for Bounded<F> {
 /// Bounds `fut` by `limit` (see [`Bounded`]).
 #[inline]
 pub(crate) fn bounded<F: Future>(fut: F, limit: Duration) -> Bounded<F> {
+    bounded_by(fut, Some(limit))
+}
+
+/// Bounds `fut` by `limit` when there is one (see [`Bounded`]).
+#[inline]
+pub(crate) fn bounded_by<F: Future>(fut: F, limit: Option<Duration>) -> Bounded<F> {
     Bounded {
         fut,
-        limit,
+        limit: limit.unwrap_or(Duration::ZERO),
         timer: None,
-        untimed: false,
+        untimed: limit.is_none(),
+    }
+}
+
+/// Which hook of a chain is running, when one is: what a panic caught around the call names.
+/// An atomic (a plain store on the hot path) so that a call's future stays `Send`.
+pub(crate) struct Stage(AtomicUsize);
+
+impl Stage {
+    const NONE: usize = usize::MAX;
+    const AFTER: usize = 1 << (usize::BITS - 1);
+
+    pub(crate) const fn new() -> Self {
+        Self(AtomicUsize::new(Self::NONE))
+    }
+    #[inline]
+    fn set(&self, at: usize) {
+        self.0.store(at, Ordering::Relaxed);
+    }
+    /// The running link, found in the chain's `before` and `after` lists.
+    pub(crate) fn link<'l>(&self, before: &'l [Link], after: &'l [Link]) -> Option<&'l Link> {
+        match self.0.load(Ordering::Relaxed) {
+            Self::NONE => None,
+            at if at & Self::AFTER != 0 => after.get(at & !Self::AFTER),
+            at => before.get(at),
+        }
+    }
+}
+
+/// Runs `fut` (a call, or a part of one, whose chain walks record their running hook in `stage`), turning a
+/// panic into the call's error: `InterceptorPanicked` naming the link that was running (of
+/// `before` or `after`), else `ToolPanicked`. One `catch_unwind` per call instead of one per
+/// hook.
+pub(crate) fn caught<'s, F: Future + 's>(
+    tool: &'static ToolMeta,
+    stage: &'s Stage,
+    (before, after): (&'s [Link], &'s [Link]),
+    fut: F,
+) -> impl Future<Output = Result<F::Output, ToolCallError>> + 's {
+    // A combinator, not an `async fn`: an `async fn` would hold `fut` twice (its argument and
+    // the future it awaits).
+    AssertUnwindSafe(fut)
+        .catch_unwind()
+        .map(move |ran| ran.map_err(|payload| panicked(tool, stage.link(before, after), &*payload)))
+}
+
+#[cold]
+fn panicked(tool: &ToolMeta, link: Option<&Link>, payload: &(dyn Any + Send)) -> ToolCallError {
+    let message = panic_message(payload);
+    match link {
+        Some(link) => ToolCallError::InterceptorPanicked {
+            tool_name: tool.name.to_string(),
+            interceptor: link.interceptor.meta().name,
+            message,
+        },
+        None => ToolCallError::ToolPanicked {
+            tool_name: tool.name.to_string(),
+            message,
+        },
     }
 }
 
@@ -100,123 +170,129 @@ pub(crate) fn bounded<F: Future>(fut: F, limit: Duration) -> Bounded<F> {
 /// allowing hook returns through the chain stays small.
 pub(crate) type HookFailure = Box<ToolCallError>;
 
-/// Runs one interceptor's `before_tool_call`, failing closed on an error, a panic or a timeout.
-pub(crate) async fn before_one(
-    link: &Link,
+/// How a `before_tool_call` chain stopped short of the tool.
+pub(crate) enum Stop<'a> {
+    /// A hook decided `reply_to_model` or `block`.
+    Decided(&'a Link, ToolCallDecision),
+    /// A hook failed closed.
+    Failed(HookFailure),
+}
+
+/// Runs the `before_tool_call`s of `links` in order: `Ok` when every one allowed, else the
+/// first decision that did not, or the failure. Panics propagate (see [`caught`]).
+pub(crate) async fn before_chain<'l>(
+    links: &'l [Link],
     resolver: &Resolver<'_>,
     call: &ToolCallContext<'_>,
-) -> Result<ToolCallDecision, HookFailure> {
-    let name = link.interceptor.meta().name;
-    let result = guarded_hook(call.tool, name, link.timeout, || {
-        link.interceptor.before(resolver, call)
+    stage: &Stage,
+) -> Result<(), Stop<'l>> {
+    for (at, link) in links.iter().enumerate() {
+        stage.set(at);
+        // Built in place and polled through a reference: the hook's future is never moved.
+        let mut future = std::pin::pin!(link.interceptor.before(resolver, call));
+        let decision = match bounded(future.as_mut(), link.timeout).await {
+            Some(Ok(decision)) => decision,
+            Some(Err(error)) => return Err(Stop::Failed(hook_failed(call.tool, link, error))),
+            None => return Err(Stop::Failed(timed_out(call.tool, link))),
+        };
+        if tracing::level_enabled!(tracing::Level::DEBUG) {
+            decision_event(call, link, &decision);
+        }
+        if !decision.is_allow() {
+            return Err(Stop::Decided(link, decision));
+        }
+    }
+    stage.set(Stage::NONE);
+    Ok(())
+}
+
+/// Runs the `after_tool_call`s of `links` in order (already inner to outer), each given the
+/// previous one's output. Panics propagate (see [`caught`]).
+pub(crate) async fn after_chain<'l>(
+    links: &'l [Link],
+    resolver: &Resolver<'_>,
+    call: &ToolCallContext<'_>,
+    mut output: ToolOutput,
+    stage: &Stage,
+) -> Result<ToolOutput, HookFailure> {
+    for (at, link) in links.iter().enumerate() {
+        stage.set(at | Stage::AFTER);
+        if tracing::level_enabled!(tracing::Level::TRACE) {
+            tracing::trace!(
+                tool = call.tool.name,
+                interceptor = link.interceptor.meta().name,
+                "after_tool_call"
+            );
+        }
+        let result_call = ToolCallResultContext {
+            call: ToolCallContext { ..*call },
+            output,
+        };
+        let mut future = std::pin::pin!(link.interceptor.after(resolver, result_call));
+        output = match bounded(future.as_mut(), link.timeout).await {
+            Some(Ok(output)) => output,
+            Some(Err(error)) => return Err(hook_failed(call.tool, link, error)),
+            None => return Err(timed_out(call.tool, link)),
+        };
+    }
+    stage.set(Stage::NONE);
+    Ok(output)
+}
+
+#[cold]
+fn hook_failed(tool: &ToolMeta, link: &Link, error: HookError) -> HookFailure {
+    let tool_name = tool.name.to_string();
+    let interceptor = link.interceptor.meta().name;
+    Box::new(match error {
+        HookError::Failed(error) => ToolCallError::InterceptorFailed {
+            tool_name,
+            interceptor,
+            error,
+        },
+        HookError::Dependency(source) => ToolCallError::Dependency {
+            tool_name,
+            component: interceptor,
+            source,
+        },
     })
-    .await;
-    match &result {
-        Ok(ToolCallDecision::Allow) => tracing::debug!(
+}
+
+#[cold]
+fn timed_out(tool: &ToolMeta, link: &Link) -> HookFailure {
+    Box::new(ToolCallError::InterceptorTimeout {
+        tool_name: tool.name.to_string(),
+        interceptor: link.interceptor.meta().name,
+        timeout_ms: u64::try_from(link.timeout.as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+/// The `before_tool_call` event of one decision (see [`super::trace`]).
+#[inline(never)]
+fn decision_event(call: &ToolCallContext<'_>, link: &Link, decision: &ToolCallDecision) {
+    let interceptor = link.interceptor.meta().name;
+    match decision {
+        ToolCallDecision::Allow => tracing::debug!(
             tool = call.tool.name,
             call_id = call.call_id(),
-            interceptor = name,
+            interceptor,
             decision = "allow",
             "before_tool_call"
         ),
-        Ok(ToolCallDecision::ReplyToModel { message }) => tracing::debug!(
+        ToolCallDecision::ReplyToModel { message } => tracing::debug!(
             tool = call.tool.name,
             call_id = call.call_id(),
-            interceptor = name,
+            interceptor,
             decision = "reply_to_model",
             reply = message.as_str(),
             "before_tool_call"
         ),
-        Ok(ToolCallDecision::Block { reason }) => tracing::debug!(
+        ToolCallDecision::Block { reason } => tracing::debug!(
             tool = call.tool.name,
             call_id = call.call_id(),
-            interceptor = name,
+            interceptor,
             decision = "block",
             reason = reason.as_str(),
             "before_tool_call"
         ),
-        // Recorded on the call's span when it ends (`CallTrace::finish`).
-        Err(_) => {}
     }
-    result
-}
-
-/// Runs one interceptor's `after_tool_call`, failing closed on an error, a panic or a timeout.
-pub(crate) async fn after_one(
-    link: &Link,
-    resolver: &Resolver<'_>,
-    call: ToolCallResultContext<'_>,
-) -> Result<ToolOutput, HookFailure> {
-    let tool = call.call.tool;
-    let name = link.interceptor.meta().name;
-    tracing::trace!(tool = tool.name, interceptor = name, "after_tool_call");
-    guarded_hook(tool, name, link.timeout, || {
-        link.interceptor.after(resolver, call)
-    })
-    .await
-}
-
-/// Starts a hook (building its per-invocation instance) and runs it to completion within its
-/// time limit, failing closed: a dependency that cannot be built, an `Err`, a panic
-/// (while building or running) and a timeout all become the call's error.
-async fn guarded_hook<F, T>(
-    tool: &ToolMeta,
-    interceptor: &'static str,
-    limit: Duration,
-    start: impl FnOnce() -> Result<F, DiError>,
-) -> Result<T, HookFailure>
-where
-    F: Future<Output = Result<T, InterceptorError>>,
-{
-    let result = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
-        Ok(Ok(future)) => {
-            let mut future = std::pin::pin!(future);
-            // The first poll in place, under `catch_unwind`: a hook that is ready at once (most
-            // are) needs no timer and no wrapper future. One that suspends is bounded from here.
-            let first = std::future::poll_fn(|cx| {
-                Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    future.as_mut().poll(cx)
-                })))
-            })
-            .await;
-            let ran = match first {
-                Ok(Poll::Ready(out)) => Some(Ok(out)),
-                Ok(Poll::Pending) => {
-                    bounded(AssertUnwindSafe(future.as_mut()).catch_unwind(), limit).await
-                }
-                Err(payload) => Some(Err(payload)),
-            };
-            match ran {
-                Some(ran) => ran.map(|r| r.map_err(HookError::Failed)),
-                None => {
-                    return Err(Box::new(ToolCallError::InterceptorTimeout {
-                        tool_name: tool.name.to_string(),
-                        interceptor,
-                        timeout_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
-                    }));
-                }
-            }
-        }
-        Ok(Err(dependency)) => Ok(Err(HookError::Dependency(dependency))),
-        Err(payload) => Err(payload),
-    };
-    let error = match result {
-        Ok(Ok(value)) => return Ok(value),
-        Ok(Err(HookError::Failed(error))) => ToolCallError::InterceptorFailed {
-            tool_name: tool.name.to_string(),
-            interceptor,
-            error,
-        },
-        Ok(Err(HookError::Dependency(source))) => ToolCallError::Dependency {
-            tool_name: tool.name.to_string(),
-            component: interceptor,
-            source,
-        },
-        Err(payload) => ToolCallError::InterceptorPanicked {
-            tool_name: tool.name.to_string(),
-            interceptor,
-            message: panic_message(&*payload),
-        },
-    };
-    Err(Box::new(error))
 }

@@ -1,19 +1,17 @@
 //! One guarded call of a typed tool on its resolved chain: `before_tool_call`s outer to inner →
 //! the approval point → `run` → `after_tool_call`s inner to outer → output re-validation. The
 //! pipeline itself names how the call ended ([`CallOutcome`]), at the place it ended.
-use std::panic::AssertUnwindSafe;
+use std::future::Future;
 use std::time::Duration;
 
 use futures::FutureExt as _;
 use tracing::Instrument as _;
 
 use super::approval::approval_point;
-use super::hooks::{after_one, before_one, bounded, panic_message};
+use super::hooks::{Stage, Stop, after_chain, before_chain, bounded_by, caught};
 use super::trace::CallTrace;
 use crate::contract::chain::Chain;
-use crate::contract::interceptor::{
-    InputHolder, ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolOutput,
-};
+use crate::contract::interceptor::{InputHolder, ToolCallContext, ToolCallDecision, ToolOutput};
 use crate::contract::outcome::{CallOutcome, FailureKind};
 use crate::contract::tool::{CallEnv, CallProgress, Tool, ToolMeta};
 use crate::di::{DiError, ExecutionContext, Resolver, Services};
@@ -72,7 +70,10 @@ pub(crate) async fn run_typed<T: Tool>(
     input: T::Input,
 ) -> CallOutcome<T::Output> {
     let trace = CallTrace::start(slot.meta().name, &env.call_id, &chain.path);
-    let running = run_guarded(slot, chain, env, input);
+    let stage = Stage::new();
+    let running = run_guarded(slot, chain, env, input, &stage);
+    // No span (no subscriber): the call's future is awaited in place, not moved into an
+    // `Instrumented` wrapper that enters a disabled span at every poll.
     let outcome = if trace.span.is_none() {
         running.await
     } else {
@@ -82,124 +83,146 @@ pub(crate) async fn run_typed<T: Tool>(
     outcome
 }
 
-/// [`run_typed`] inside the caller's span.
-pub(crate) async fn run_guarded<T: Tool>(
-    slot: &ToolSlot<T>,
-    chain: &Chain,
-    env: CallEnv<'_>,
+/// [`run_typed`] inside the caller's span. One `catch_unwind` around the whole call: a panic
+/// in a hook (or building its instance) is `InterceptorPanicked` naming it, anywhere else
+/// (the tool, its construction, its checks) `ToolPanicked` (see [`super::hooks::caught`]).
+/// `stage` is the caller's, so that the call's future holds the walk once.
+pub(crate) fn run_guarded<'a, T: Tool>(
+    slot: &'a ToolSlot<T>,
+    chain: &'a Chain,
+    env: CallEnv<'a>,
     input: T::Input,
-) -> CallOutcome<T::Output> {
-    let meta: &'static ToolMeta = slot.meta();
-    let execution = ExecutionContext::new(env.call_id, meta.name, chain.path.clone())
-        .with_idempotency_key(env.idempotency_key);
-    let resolver = Resolver::for_call(env.services, env.tenant, &execution);
-    let run_timeout = run_limit(meta, env.run_timeout);
-    let progress = env.progress;
-    let guard = |error| CallOutcome::failed(FailureKind::Guard, error);
-    // What the tool checks beyond the DTO (a remote schema), before any hook reads the input.
-    if let Some(tool) = &slot.shared
-        && let Err(source) = tool.check_input(&input)
-    {
-        return CallOutcome::failed(
-            FailureKind::Rejected,
-            ToolCallError::InvalidInput {
-                tool_name: meta.name.to_string(),
-                source,
-            },
-        );
-    }
+    stage: &'a Stage,
+) -> impl Future<Output = CallOutcome<T::Output>> + 'a {
+    let links = (&*chain.before, &*chain.after);
+    let walk = walk(slot, chain, env, input, stage);
+    caught(slot.meta(), stage, links, walk).map(|ran| match ran {
+        Ok(outcome) => outcome,
+        Err(panicked) => {
+            let kind = match panicked {
+                ToolCallError::InterceptorPanicked { .. } => FailureKind::Guard,
+                _ => FailureKind::Tool,
+            };
+            CallOutcome::failed(kind, panicked)
+        }
+    })
+}
 
-    // Fast path: no interceptor at all.
-    if chain.before.is_empty() && chain.after.is_empty() {
+/// The call itself, the running hook recorded in `stage`. An `async` block rather than an
+/// `async fn`, so that its arguments are held once.
+fn walk<'a, T: Tool>(
+    slot: &'a ToolSlot<T>,
+    chain: &'a Chain,
+    env: CallEnv<'a>,
+    input: T::Input,
+    stage: &'a Stage,
+) -> impl Future<Output = CallOutcome<T::Output>> + 'a {
+    async move {
+        let meta: &'static ToolMeta = slot.meta();
+        let execution = ExecutionContext::new(env.call_id, meta.name, chain.path.clone())
+            .with_idempotency_key(env.idempotency_key);
+        let resolver = Resolver::for_call(env.services, env.tenant, &execution);
+        let run_timeout = run_limit(meta, env.run_timeout);
+        let progress = env.progress;
+        // What the tool checks beyond the DTO (a remote schema), before any hook reads the input.
+        if let Some(tool) = &slot.shared
+            && let Err(source) = tool.check_input(&input)
+        {
+            return CallOutcome::failed(
+                FailureKind::Rejected,
+                ToolCallError::InvalidInput {
+                    tool_name: meta.name.to_string(),
+                    source,
+                },
+            );
+        }
+
+        // Fast path: no interceptor at all.
+        if chain.before.is_empty() && chain.after.is_empty() {
+            if let Err(error) = approval_point::<T>(meta, &input, env.approval) {
+                return CallOutcome::failed(FailureKind::Approval, error);
+            }
+            let ran = ran(
+                run_tool(slot, &resolver, meta, input, run_timeout).await,
+                progress,
+            );
+            return finish::<T>(meta, ran);
+        }
+
+        let holder = InputHolder::new(&input);
+        let call = ToolCallContext {
+            tool: meta,
+            input: &holder,
+            execution: &execution,
+        };
+        if let Err(stop) = before_chain(&chain.before, &resolver, &call, stage).await {
+            return stopped(meta, &execution, stop);
+        }
+
+        // After every before_tool_call allowed, before run (see `super::approval`).
         if let Err(error) = approval_point::<T>(meta, &input, env.approval) {
             return CallOutcome::failed(FailureKind::Approval, error);
         }
-        return finish::<T>(
-            meta,
-            ran(
+
+        // The after-hooks still read the input, so the tool gets a clone only when there are
+        // some.
+        if chain.after.is_empty() {
+            // `call` and `holder` borrow `input`; they are not used past this point, so it can
+            // move.
+            let ran = ran(
                 run_tool(slot, &resolver, meta, input, run_timeout).await,
                 progress,
-            ),
+            );
+            return finish::<T>(meta, ran);
+        }
+        let ran = ran(
+            run_tool(slot, &resolver, meta, input.clone(), run_timeout).await,
+            progress,
         );
-    }
-
-    let holder = InputHolder::new(&input);
-    let call = ToolCallContext {
-        tool: meta,
-        input: &holder,
-        execution: &execution,
-    };
-
-    for link in chain.before.iter() {
-        match before_one(link, &resolver, &call).await {
-            Ok(ToolCallDecision::Allow) => {}
-            Ok(ToolCallDecision::ReplyToModel { message }) => {
-                return CallOutcome::Replied {
-                    message,
-                    interceptor: link.interceptor.meta().name,
-                };
-            }
-            Ok(ToolCallDecision::Block { reason }) => {
-                let blocked = ToolBlockedError {
+        let output = match ran {
+            CallOutcome::Ran(output) => ToolOutput::from(output),
+            failed => return failed,
+        };
+        let output = match after_chain(&chain.after, &resolver, &call, output, stage).await {
+            Ok(output) => output,
+            Err(error) => return CallOutcome::failed(FailureKind::Guard, *error),
+        };
+        match output.into_typed::<T::Output>() {
+            Ok(typed) => finish::<T>(meta, CallOutcome::Ran(typed)),
+            Err(source) => CallOutcome::failed(
+                FailureKind::Tool,
+                ToolCallError::InvalidOutput {
                     tool_name: meta.name.to_string(),
-                    call_id: execution.call_id().to_string(),
-                    interceptor: link.interceptor.meta().name,
-                    kind: BlockKind::Block { reason },
-                };
-                return CallOutcome::failed(FailureKind::Blocked, blocked.into());
-            }
-            Err(error) => return guard(*error),
+                    source,
+                },
+            ),
         }
     }
+}
 
-    // After every before_tool_call allowed, before run (see `super::approval`).
-    if let Err(error) = approval_point::<T>(meta, &input, env.approval) {
-        return CallOutcome::failed(FailureKind::Approval, error);
-    }
-
-    // The after-hooks still read the input, so the tool gets a clone only when there are some.
-    if chain.after.is_empty() {
-        // `call` and `holder` borrow `input`; they are not used past this point, so it can move.
-        return finish::<T>(
-            meta,
-            ran(
-                run_tool(slot, &resolver, meta, input, run_timeout).await,
-                progress,
-            ),
-        );
-    }
-    let output = match ran(
-        run_tool(slot, &resolver, meta, input.clone(), run_timeout).await,
-        progress,
-    ) {
-        CallOutcome::Ran(output) => output,
-        failed => return failed,
-    };
-
-    let mut output = ToolOutput::from(output);
-    for link in chain.after.iter() {
-        let result_call = ToolCallResultContext {
-            call: ToolCallContext {
-                tool: meta,
-                input: &holder,
-                execution: &execution,
-            },
-            output,
-        };
-        output = match after_one(link, &resolver, result_call).await {
-            Ok(output) => output,
-            Err(error) => return guard(*error),
-        };
-    }
-    match output.into_typed::<T::Output>() {
-        Ok(typed) => finish::<T>(meta, CallOutcome::Ran(typed)),
-        Err(source) => CallOutcome::failed(
-            FailureKind::Tool,
-            ToolCallError::InvalidOutput {
+/// The outcome of a `before_tool_call` chain that stopped short of the tool.
+#[cold]
+fn stopped<O>(meta: &ToolMeta, execution: &ExecutionContext, stop: Stop<'_>) -> CallOutcome<O> {
+    match stop {
+        Stop::Decided(link, ToolCallDecision::ReplyToModel { message }) => CallOutcome::Replied {
+            message,
+            interceptor: link.interceptor.meta().name,
+        },
+        Stop::Decided(link, decision) => {
+            let reason = match decision {
+                ToolCallDecision::Block { reason } => reason,
+                // `before_chain` only stops on a decision that does not allow.
+                ToolCallDecision::Allow | ToolCallDecision::ReplyToModel { .. } => String::new(),
+            };
+            let blocked = ToolBlockedError {
                 tool_name: meta.name.to_string(),
-                source,
-            },
-        ),
+                call_id: execution.call_id().to_string(),
+                interceptor: link.interceptor.meta().name,
+                kind: BlockKind::Block { reason },
+            };
+            CallOutcome::failed(FailureKind::Blocked, blocked.into())
+        }
+        Stop::Failed(error) => CallOutcome::failed(FailureKind::Guard, *error),
     }
 }
 
@@ -241,7 +264,8 @@ fn finish<T: Tool>(meta: &ToolMeta, ran: CallOutcome<T::Output>) -> CallOutcome<
 }
 
 /// Builds (when it has per-invocation deps) and runs the tool, within its time limit:
-/// `Ran(output)` (not re-validated yet), or the failure.
+/// `Ran(output)` (not re-validated yet), or the failure. Panics propagate (see
+/// [`super::hooks::caught`]).
 async fn run_tool<T: Tool>(
     slot: &ToolSlot<T>,
     resolver: &Resolver<'_>,
@@ -257,39 +281,43 @@ async fn run_tool<T: Tool>(
                 built = tool;
                 &built
             }
-            Err(source) => {
-                return CallOutcome::failed(
-                    FailureKind::Guard,
-                    ToolCallError::Dependency {
-                        tool_name: meta.name.to_string(),
-                        component: meta.type_name,
-                        source,
-                    },
-                );
-            }
+            Err(source) => return tool_dependency(meta, source),
         },
     };
-    let running = AssertUnwindSafe(tool.run(input)).catch_unwind();
-    let result = match limit {
-        None => Some(running.await),
-        Some(limit) => bounded(running, limit).await,
-    };
-    let tool_failed = |error| CallOutcome::failed(FailureKind::Tool, error);
-    match result {
-        Some(Ok(Ok(out))) => CallOutcome::Ran(out),
-        Some(Ok(Err(error))) => tool_failed(ToolCallError::ToolFailed {
+    match bounded_by(tool.run(input), limit).await {
+        Some(Ok(out)) => CallOutcome::Ran(out),
+        Some(Err(error)) => CallOutcome::failed(
+            FailureKind::Tool,
+            ToolCallError::ToolFailed {
+                tool_name: meta.name.to_string(),
+                error,
+            },
+        ),
+        None => tool_timed_out(meta, limit),
+    }
+}
+
+#[cold]
+fn tool_dependency<O>(meta: &ToolMeta, source: DiError) -> CallOutcome<O> {
+    CallOutcome::failed(
+        FailureKind::Guard,
+        ToolCallError::Dependency {
             tool_name: meta.name.to_string(),
-            error,
-        }),
-        Some(Err(payload)) => tool_failed(ToolCallError::ToolPanicked {
-            tool_name: meta.name.to_string(),
-            message: panic_message(&*payload),
-        }),
-        None => tool_failed(ToolCallError::Timeout {
+            component: meta.type_name,
+            source,
+        },
+    )
+}
+
+#[cold]
+fn tool_timed_out<O>(meta: &ToolMeta, limit: Option<Duration>) -> CallOutcome<O> {
+    CallOutcome::failed(
+        FailureKind::Tool,
+        ToolCallError::Timeout {
             tool_name: meta.name.to_string(),
             timeout_ms: limit.map_or(0, |l| u64::try_from(l.as_millis()).unwrap_or(u64::MAX)),
-        }),
-    }
+        },
+    )
 }
 
 /// Decodes a DTO for a tool's input from JSON, as the pipeline does (used by test helpers).

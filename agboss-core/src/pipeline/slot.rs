@@ -1,12 +1,14 @@
 //! Tools behind `dyn`: every `T: Tool` gets a slot callable with JSON text, as a model calls it
 //! (decode and validate, the guarded run, serialization, masking, truncation, in one span).
 use std::any::Any;
+use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use tracing::Instrument as _;
 
+use super::hooks::Stage;
 use super::render::{mask_message, render_result};
 use super::run::{ToolSlot, run_guarded};
 use super::trace::CallTrace;
@@ -40,105 +42,131 @@ impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
 /// One call of `T` with JSON text arguments, as a model makes it: decode and validate, the
 /// chain, `run`, serialization, PII masking and truncation, in one `execute_tool` span. Typed
 /// handles call it directly; everything else through [`ErasedToolSlot::call_json`].
-pub(crate) async fn call_json_typed<T: Tool>(
-    slot: &ToolSlot<T>,
-    chain: &Chain,
-    env: CallEnv<'_>,
-    args: &str,
+///
+/// An `async` block holding its arguments once, and awaiting one future (the guarded run):
+/// decoding before it and rendering after it are plain code, so the call's future is little
+/// more than the walk's.
+pub(crate) fn call_json_typed<'a, T: Tool>(
+    slot: &'a ToolSlot<T>,
+    chain: &'a Chain,
+    env: CallEnv<'a>,
+    args: &'a str,
     max_result_size: Option<usize>,
-) -> CallOutcome<Rendered> {
-    let meta = slot.meta();
-    let trace = CallTrace::start(meta.name, &env.call_id, &chain.path);
-    let span = &trace.span;
-    // Content only when opted in, masked by the path's policies (see `crate::telemetry`).
-    let capture = trace.recording() && crate::telemetry::capture_content();
-    if capture {
-        let mut report = crate::pii::MaskReport::default();
-        span.record(
-            "gen_ai.tool.call.arguments",
-            &*chain.pii.mask_text(args, &mut report),
-        );
-    }
-    let outcome = async {
-        // Bounded before anything reads it.
-        let limit = meta.max_input_size.unwrap_or(DEFAULT_MAX_INPUT_SIZE);
-        if args.len() > limit {
-            return CallOutcome::failed(
-                FailureKind::Rejected,
-                ToolCallError::InvalidInput {
-                    tool_name: meta.name.to_string(),
-                    source: ValidationError::single(
-                        <T::Input as Dto>::DTO_NAME,
-                        "$",
-                        code::MAX_LENGTH,
-                        &format!(
-                            "the arguments are {} bytes, over this tool's limit of {limit} bytes; send less",
-                            args.len()
-                        ),
-                    ),
-                },
+) -> impl Future<Output = CallOutcome<Rendered>> + Send + 'a {
+    async move {
+        let meta = slot.meta();
+        let trace = CallTrace::start(meta.name, &env.call_id, &chain.path);
+        // Content only when opted in, masked by the path's policies (see `crate::telemetry`).
+        let capture = trace.recording() && crate::telemetry::capture_content();
+        if capture {
+            let mut report = crate::pii::MaskReport::default();
+            trace.span.record(
+                "gen_ai.tool.call.arguments",
+                &*chain.pii.mask_text(args, &mut report),
             );
         }
-        // Text that is not JSON at all is one `json` error at `$` of the DTO's report.
-        let input = match <T::Input as Dto>::from_json_str(args) {
-            Ok(input) => input,
-            Err(source) => {
-                return CallOutcome::failed(
-                    FailureKind::Rejected,
-                    ToolCallError::InvalidInput {
-                        tool_name: meta.name.to_string(),
-                        source,
-                    },
-                );
+        let outcome = match decode::<T>(meta, args) {
+            Ok(input) => {
+                let stage = Stage::new();
+                let running = run_guarded(slot, chain, env, input, &stage);
+                // No span (no subscriber): awaited in place, not in an `Instrumented` wrapper
+                // that enters a disabled span at every poll.
+                let ran = if trace.span.is_none() {
+                    running.await
+                } else {
+                    running.instrument(trace.span.clone()).await
+                };
+                rendered(&trace, capture, meta, chain, ran, max_result_size)
             }
+            Err(rejected) => rejected,
         };
-        match run_guarded(slot, chain, env, input).await {
-            CallOutcome::Ran(output) => match render_result(&output, &chain.pii, max_result_size) {
-                Ok(r) => {
+        trace.finish(&outcome);
+        outcome
+    }
+}
+
+/// The input of a call from its JSON text, bounded before anything reads it.
+fn decode<T: Tool>(meta: &ToolMeta, args: &str) -> Result<T::Input, CallOutcome<Rendered>> {
+    let limit = meta.max_input_size.unwrap_or(DEFAULT_MAX_INPUT_SIZE);
+    let source = if args.len() > limit {
+        ValidationError::single(
+            <T::Input as Dto>::DTO_NAME,
+            "$",
+            code::MAX_LENGTH,
+            &format!(
+                "the arguments are {} bytes, over this tool's limit of {limit} bytes; send less",
+                args.len()
+            ),
+        )
+    } else {
+        // Text that is not JSON at all is one `json` error at `$` of the DTO's report.
+        match <T::Input as Dto>::from_json_str(args) {
+            Ok(input) => return Ok(input),
+            Err(source) => source,
+        }
+    };
+    Err(CallOutcome::failed(
+        FailureKind::Rejected,
+        ToolCallError::InvalidInput {
+            tool_name: meta.name.to_string(),
+            source,
+        },
+    ))
+}
+
+/// What a model reads of an outcome: the output serialized, masked and truncated; a reply
+/// masked.
+fn rendered<O: Dto>(
+    trace: &CallTrace,
+    capture: bool,
+    meta: &ToolMeta,
+    chain: &Chain,
+    outcome: CallOutcome<O>,
+    max_result_size: Option<usize>,
+) -> CallOutcome<Rendered> {
+    let recording = trace.recording();
+    let span = &trace.span;
+    match outcome {
+        CallOutcome::Ran(output) => match render_result(&output, &chain.pii, max_result_size) {
+            Ok(r) => {
+                if recording {
                     span.record("agboss.truncated", r.truncated);
                     span.record("agboss.pii_masked", r.masked as u64);
                     if capture {
                         span.record("gen_ai.tool.call.result", r.text.as_str());
                     }
-                    CallOutcome::Ran(Rendered {
-                        text: r.text,
-                        truncated: r.truncated,
-                    })
                 }
-                Err(e) => CallOutcome::failed(
-                    FailureKind::Tool,
-                    ToolCallError::Serialize {
-                        tool_name: meta.name.to_string(),
-                        message: e.to_string(),
-                    },
-                ),
-            },
-            CallOutcome::Replied {
-                message,
-                interceptor,
-            } => {
-                let (message, masked) = mask_message(message, &chain.pii);
+                CallOutcome::Ran(Rendered {
+                    text: r.text,
+                    truncated: r.truncated,
+                })
+            }
+            Err(e) => CallOutcome::failed(
+                FailureKind::Tool,
+                ToolCallError::Serialize {
+                    tool_name: meta.name.to_string(),
+                    message: e.to_string(),
+                },
+            ),
+        },
+        CallOutcome::Replied {
+            message,
+            interceptor,
+        } => {
+            let (message, masked) = mask_message(message, &chain.pii);
+            if recording {
                 span.record("agboss.pii_masked", masked as u64);
                 if capture {
                     span.record("gen_ai.tool.call.result", message.as_str());
                 }
-                CallOutcome::Replied {
-                    message,
-                    interceptor,
-                }
             }
-            CallOutcome::Failed(failure) => CallOutcome::Failed(failure),
+            CallOutcome::Replied {
+                message,
+                interceptor,
+            }
         }
-    };
-    // No span (no subscriber): the call's future is awaited in place, not moved into an
-    // `Instrumented` wrapper that enters a disabled span at every poll.
-    let outcome = if span.is_none() {
-        outcome.await
-    } else {
-        outcome.instrument(span.clone()).await
-    };
-    trace.finish(&outcome);
-    outcome
+        CallOutcome::Failed(failure) => CallOutcome::Failed(failure),
+    }
 }
 
 #[doc(hidden)]

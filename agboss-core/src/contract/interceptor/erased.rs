@@ -14,17 +14,22 @@ use crate::error::InterceptorError;
 pub(crate) const HOOK_FUTURE_INLINE: usize = 128;
 
 /// A hook's future, stored inline when it fits (see [`HOOK_FUTURE_INLINE`]), boxed otherwise.
+/// Building the per-invocation instance happens before it exists; a dependency that cannot be
+/// built is its output ([`HookError::Dependency`]), so the chain moves one value, not a
+/// `Result` around it.
 #[doc(hidden)]
 pub type BeforeFuture<'a> =
-    stackfuture::StackFuture<'a, Result<ToolCallDecision, InterceptorError>, HOOK_FUTURE_INLINE>;
+    stackfuture::StackFuture<'a, Result<ToolCallDecision, HookError>, HOOK_FUTURE_INLINE>;
 #[doc(hidden)]
 pub type AfterFuture<'a> =
-    stackfuture::StackFuture<'a, Result<ToolOutput, InterceptorError>, HOOK_FUTURE_INLINE>;
+    stackfuture::StackFuture<'a, Result<ToolOutput, HookError>, HOOK_FUTURE_INLINE>;
 
 /// Why a hook did not produce a value.
 #[doc(hidden)]
 pub enum HookError {
+    /// The hook returned `Err`.
     Failed(InterceptorError),
+    /// The per-invocation instance could not be built.
     Dependency(DiError),
 }
 
@@ -40,12 +45,12 @@ pub trait ErasedInterceptor: Send + Sync {
         &'a self,
         resolver: &'a Resolver<'a>,
         call: &'a ToolCallContext<'a>,
-    ) -> Result<BeforeFuture<'a>, DiError>;
+    ) -> BeforeFuture<'a>;
     fn after<'a>(
         &'a self,
         resolver: &'a Resolver<'a>,
         call: ToolCallResultContext<'a>,
-    ) -> Result<AfterFuture<'a>, DiError>;
+    ) -> AfterFuture<'a>;
 }
 
 /// The `before_tool_call` of a concrete interceptor type, on a shared instance and on an owned
@@ -106,29 +111,37 @@ impl<I: ToolInterceptor> ErasedInterceptor for TypedInterceptor<I> {
         &'a self,
         resolver: &'a Resolver<'a>,
         call: &'a ToolCallContext<'a>,
-    ) -> Result<BeforeFuture<'a>, DiError> {
+    ) -> BeforeFuture<'a> {
         let Some(hook) = &self.before else {
-            return Ok(BeforeFuture::from_or_box(async {
-                Ok(ToolCallDecision::Allow)
-            }));
+            return BeforeFuture::from(std::future::ready(Ok(ToolCallDecision::Allow)));
         };
-        Ok(match &self.shared {
+        match &self.shared {
             Some(instance) => (hook.by_ref)(instance, call),
-            None => (hook.owned)(I::construct(resolver)?, call),
-        })
+            None => match I::construct(resolver) {
+                Ok(instance) => (hook.owned)(instance, call),
+                Err(error) => {
+                    BeforeFuture::from(std::future::ready(Err(HookError::Dependency(error))))
+                }
+            },
+        }
     }
     fn after<'a>(
         &'a self,
         resolver: &'a Resolver<'a>,
         call: ToolCallResultContext<'a>,
-    ) -> Result<AfterFuture<'a>, DiError> {
+    ) -> AfterFuture<'a> {
         let Some(hook) = &self.after else {
-            return Ok(AfterFuture::from_or_box(async move { Ok(call.output) }));
+            return AfterFuture::from(std::future::ready(Ok(call.output)));
         };
-        Ok(match &self.shared {
+        match &self.shared {
             Some(instance) => (hook.by_ref)(instance, call),
-            None => (hook.owned)(I::construct(resolver)?, call),
-        })
+            None => match I::construct(resolver) {
+                Ok(instance) => (hook.owned)(instance, call),
+                Err(error) => {
+                    AfterFuture::from(std::future::ready(Err(HookError::Dependency(error))))
+                }
+            },
+        }
     }
 }
 
@@ -136,6 +149,7 @@ impl<I: ToolInterceptor> ErasedInterceptor for TypedInterceptor<I> {
 #[doc(hidden)]
 pub mod probe {
     use super::*;
+    use futures::FutureExt as _;
     use std::marker::PhantomData;
 
     pub struct Probe<T>(PhantomData<T>);
@@ -146,18 +160,29 @@ pub mod probe {
         }
     }
 
+    /// A hook's `Err`, as the chain reads it.
+    fn failed<T>(result: Result<T, InterceptorError>) -> Result<T, HookError> {
+        result.map_err(HookError::Failed)
+    }
+
     fn before_hook<I: BeforeToolCall + 'static>() -> BeforeHook<I> {
         BeforeHook {
-            by_ref: |i, call| BeforeFuture::from_or_box(i.before_tool_call(call)),
+            by_ref: |i, call| BeforeFuture::from_or_box(i.before_tool_call(call).map(failed)),
             owned: |i, call| {
-                BeforeFuture::from_or_box(async move { i.before_tool_call(call).await })
+                BeforeFuture::from_or_box(async move {
+                    i.before_tool_call(call).await.map_err(HookError::Failed)
+                })
             },
         }
     }
     fn after_hook<I: AfterToolCall + 'static>() -> AfterHook<I> {
         AfterHook {
-            by_ref: |i, call| AfterFuture::from_or_box(i.after_tool_call(call)),
-            owned: |i, call| AfterFuture::from_or_box(async move { i.after_tool_call(call).await }),
+            by_ref: |i, call| AfterFuture::from_or_box(i.after_tool_call(call).map(failed)),
+            owned: |i, call| {
+                AfterFuture::from_or_box(async move {
+                    i.after_tool_call(call).await.map_err(HookError::Failed)
+                })
+            },
         }
     }
 
