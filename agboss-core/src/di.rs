@@ -178,21 +178,12 @@ impl CallId {
     }
 }
 
-fn format_seq(mut n: u64) -> smol_str::SmolStr {
-    let mut buf = [0u8; 25];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    i -= 5;
-    buf[i..i + 5].copy_from_slice(b"call_");
-    // ASCII by construction: `call_` and digits.
-    smol_str::SmolStr::new(std::str::from_utf8(&buf[i..]).unwrap_or("call"))
+fn format_seq(n: u64) -> smol_str::SmolStr {
+    let mut digits = itoa::Buffer::new();
+    let mut text = smol_str::SmolStrBuilder::new();
+    text.push_str("call_");
+    text.push_str(digits.format(n));
+    text.finish()
 }
 
 impl fmt::Debug for CallId {

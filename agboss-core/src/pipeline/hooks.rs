@@ -14,8 +14,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures::FutureExt as _;
-
 use crate::contract::chain::Link;
 use crate::contract::interceptor::{
     HookError, ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolOutput,
@@ -133,21 +131,55 @@ impl Stage {
     }
 }
 
-/// Runs `fut` (a call, or a part of one, whose chain walks record their running hook in `stage`), turning a
-/// panic into the call's error: `InterceptorPanicked` naming the link that was running (of
-/// `before` or `after`), else `ToolPanicked`. One `catch_unwind` per call instead of one per
-/// hook.
-pub(crate) fn caught<'s, F: Future + 's>(
+pin_project_lite::pin_project! {
+    /// `fut` (a call, or a part of one, whose chain walks record their running hook in
+    /// `stage`) with its panics turned into the call's error: `InterceptorPanicked` naming the
+    /// link that was running (of `before` or `after`), else `ToolPanicked`. One `catch_unwind`
+    /// per poll of the whole call instead of one per hook. Not polled again once it panicked.
+    pub(crate) struct Caught<'s, F> {
+        #[pin]
+        fut: F,
+        tool: &'static ToolMeta,
+        stage: &'s Stage,
+        before: &'s [Link],
+        after: &'s [Link],
+    }
+}
+
+impl<F: Future> Future for Caught<'_, F> {
+    type Output = Result<F::Output, ToolCallError>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let fut = this.fut;
+        match std::panic::catch_unwind(AssertUnwindSafe(move || fut.poll(cx))) {
+            Ok(Poll::Ready(out)) => Poll::Ready(Ok(out)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(panicked(
+                this.tool,
+                this.stage.link(this.before, this.after),
+                &*payload,
+            ))),
+        }
+    }
+}
+
+/// `fut` with its panics caught (see [`Caught`]).
+#[inline]
+pub(crate) fn caught<'s, F: Future>(
     tool: &'static ToolMeta,
     stage: &'s Stage,
     (before, after): (&'s [Link], &'s [Link]),
     fut: F,
-) -> impl Future<Output = Result<F::Output, ToolCallError>> + 's {
-    // A combinator, not an `async fn`: an `async fn` would hold `fut` twice (its argument and
-    // the future it awaits).
-    AssertUnwindSafe(fut)
-        .catch_unwind()
-        .map(move |ran| ran.map_err(|payload| panicked(tool, stage.link(before, after), &*payload)))
+) -> Caught<'s, F> {
+    Caught {
+        fut,
+        tool,
+        stage,
+        before,
+        after,
+    }
 }
 
 #[cold]
@@ -208,8 +240,8 @@ pub(crate) async fn before_chain<'l>(
 
 /// Runs the `after_tool_call`s of `links` in order (already inner to outer), each given the
 /// previous one's output. Panics propagate (see [`caught`]).
-pub(crate) async fn after_chain<'l>(
-    links: &'l [Link],
+pub(crate) async fn after_chain(
+    links: &[Link],
     resolver: &Resolver<'_>,
     call: &ToolCallContext<'_>,
     mut output: ToolOutput,

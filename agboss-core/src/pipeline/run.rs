@@ -4,11 +4,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-use futures::FutureExt as _;
 use tracing::Instrument as _;
 
 use super::approval::approval_point;
-use super::hooks::{Stage, Stop, after_chain, before_chain, bounded_by, caught};
+use super::hooks::{Caught, Stage, Stop, after_chain, before_chain, bounded_by, caught};
 use super::trace::CallTrace;
 use crate::contract::chain::Chain;
 use crate::contract::interceptor::{InputHolder, ToolCallContext, ToolCallDecision, ToolOutput};
@@ -74,11 +73,11 @@ pub(crate) async fn run_typed<T: Tool>(
     let running = run_guarded(slot, chain, env, input, &stage);
     // No span (no subscriber): the call's future is awaited in place, not moved into an
     // `Instrumented` wrapper that enters a disabled span at every poll.
-    let outcome = if trace.span.is_none() {
+    let outcome = outcome_of(if trace.span.is_none() {
         running.await
     } else {
         running.instrument(trace.span.clone()).await
-    };
+    });
     trace.finish(&outcome);
     outcome
 }
@@ -93,10 +92,21 @@ pub(crate) fn run_guarded<'a, T: Tool>(
     env: CallEnv<'a>,
     input: T::Input,
     stage: &'a Stage,
-) -> impl Future<Output = CallOutcome<T::Output>> + 'a {
+) -> Caught<'a, impl Future<Output = CallOutcome<T::Output>> + 'a> {
     let links = (&*chain.before, &*chain.after);
-    let walk = walk(slot, chain, env, input, stage);
-    caught(slot.meta(), stage, links, walk).map(|ran| match ran {
+    caught(
+        slot.meta(),
+        stage,
+        links,
+        walk(slot, chain, env, input, stage),
+    )
+}
+
+/// The outcome of a call [`run_guarded`] ran: a panic is a failed call, of the guard when a
+/// hook panicked.
+#[inline]
+pub(crate) fn outcome_of<O>(ran: Result<CallOutcome<O>, ToolCallError>) -> CallOutcome<O> {
+    match ran {
         Ok(outcome) => outcome,
         Err(panicked) => {
             let kind = match panicked {
@@ -105,11 +115,15 @@ pub(crate) fn run_guarded<'a, T: Tool>(
             };
             CallOutcome::failed(kind, panicked)
         }
-    })
+    }
 }
 
 /// The call itself, the running hook recorded in `stage`. An `async` block rather than an
 /// `async fn`, so that its arguments are held once.
+#[expect(
+    clippy::manual_async_fn,
+    reason = "an `async fn` keeps its by-value arguments twice in its future (rust-lang/rust#62958)"
+)]
 fn walk<'a, T: Tool>(
     slot: &'a ToolSlot<T>,
     chain: &'a Chain,

@@ -10,7 +10,7 @@ use tracing::Instrument as _;
 
 use super::hooks::Stage;
 use super::render::{mask_message, render_result};
-use super::run::{ToolSlot, run_guarded};
+use super::run::{ToolSlot, outcome_of, run_guarded};
 use super::trace::CallTrace;
 use crate::contract::chain::Chain;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
@@ -46,6 +46,10 @@ impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
 /// An `async` block holding its arguments once, and awaiting one future (the guarded run):
 /// decoding before it and rendering after it are plain code, so the call's future is little
 /// more than the walk's.
+#[expect(
+    clippy::manual_async_fn,
+    reason = "an `async fn` keeps its by-value arguments twice in its future (rust-lang/rust#62958)"
+)]
 pub(crate) fn call_json_typed<'a, T: Tool>(
     slot: &'a ToolSlot<T>,
     chain: &'a Chain,
@@ -71,11 +75,11 @@ pub(crate) fn call_json_typed<'a, T: Tool>(
                 let running = run_guarded(slot, chain, env, input, &stage);
                 // No span (no subscriber): awaited in place, not in an `Instrumented` wrapper
                 // that enters a disabled span at every poll.
-                let ran = if trace.span.is_none() {
+                let ran = outcome_of(if trace.span.is_none() {
                     running.await
                 } else {
                     running.instrument(trace.span.clone()).await
-                };
+                });
                 rendered(&trace, capture, meta, chain, ran, max_result_size)
             }
             Err(rejected) => rejected,

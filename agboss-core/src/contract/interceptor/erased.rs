@@ -149,8 +149,10 @@ impl<I: ToolInterceptor> ErasedInterceptor for TypedInterceptor<I> {
 #[doc(hidden)]
 pub mod probe {
     use super::*;
-    use futures::FutureExt as _;
+    use std::future::Future;
     use std::marker::PhantomData;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
 
     pub struct Probe<T>(PhantomData<T>);
     impl<T> Probe<T> {
@@ -160,14 +162,33 @@ pub mod probe {
         }
     }
 
-    /// A hook's `Err`, as the chain reads it.
-    fn failed<T>(result: Result<T, InterceptorError>) -> Result<T, HookError> {
-        result.map_err(HookError::Failed)
+    pin_project_lite::pin_project! {
+        /// A hook's future, its `Err` as the chain reads it ([`HookError::Failed`]); a plain
+        /// projection, cheaper than a generic `map` combinator.
+        struct Failing<F> {
+            #[pin]
+            fut: F,
+        }
+    }
+
+    impl<F: Future<Output = Result<T, InterceptorError>>, T> Future for Failing<F> {
+        type Output = Result<T, HookError>;
+        #[inline]
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+            match self.project().fut.poll(cx) {
+                Poll::Ready(result) => Poll::Ready(result.map_err(HookError::Failed)),
+                Poll::Pending => Poll::Pending,
+            }
+        }
+    }
+
+    fn failing<F>(fut: F) -> Failing<F> {
+        Failing { fut }
     }
 
     fn before_hook<I: BeforeToolCall + 'static>() -> BeforeHook<I> {
         BeforeHook {
-            by_ref: |i, call| BeforeFuture::from_or_box(i.before_tool_call(call).map(failed)),
+            by_ref: |i, call| BeforeFuture::from_or_box(failing(i.before_tool_call(call))),
             owned: |i, call| {
                 BeforeFuture::from_or_box(async move {
                     i.before_tool_call(call).await.map_err(HookError::Failed)
@@ -177,7 +198,7 @@ pub mod probe {
     }
     fn after_hook<I: AfterToolCall + 'static>() -> AfterHook<I> {
         AfterHook {
-            by_ref: |i, call| AfterFuture::from_or_box(i.after_tool_call(call).map(failed)),
+            by_ref: |i, call| AfterFuture::from_or_box(failing(i.after_tool_call(call))),
             owned: |i, call| {
                 AfterFuture::from_or_box(async move {
                     i.after_tool_call(call).await.map_err(HookError::Failed)
