@@ -52,8 +52,10 @@ impl Engine {
         } else {
             telemetry::agent_span(name)
         };
-        let result = self
-            .agent_loop(agent, checked, input, stats)
+        // Boxed: the loop's future is the largest of a run (its model turn, its guardrails, its
+        // calls). Held inline, every future above it (the route, the target, the run) would
+        // carry it and copy it once per level; boxed, it is copied once, into the box.
+        let result = Box::pin(self.agent_loop(agent, checked, input, stats))
             .instrument(span.clone())
             .await;
         telemetry::finish_step(&span, &result);
@@ -159,17 +161,18 @@ impl Engine {
         let mut gate = OutputGate::for_path(&agent.guardrails, mode);
         for turn_index in 0..max_turns {
             let (turn, response) = if turn_index == 0 && !parallel_guards.is_empty() {
-                match self
-                    .first_turn_checked(
-                        meta.name,
-                        &model,
-                        &mut req,
-                        stats,
-                        &parallel_guards,
-                        &mask,
-                        &mut gate,
-                    )
-                    .await?
+                // Boxed: a model turn raced with guardrails is a large future, and only agents
+                // with parallel input guardrails run one.
+                match Box::pin(self.first_turn_checked(
+                    meta.name,
+                    &model,
+                    &mut req,
+                    stats,
+                    &parallel_guards,
+                    &mask,
+                    &mut gate,
+                ))
+                .await?
                 {
                     FirstTurn::Ran(turn, response) => (turn, response),
                     FirstTurn::Respond(answer) => return self.final_answer(meta.name, answer),

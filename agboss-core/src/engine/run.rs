@@ -10,7 +10,6 @@ use futures::{FutureExt as _, Stream, StreamExt as _};
 use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
-use super::Runtime;
 use super::context::{RunContext, Target, TargetKind};
 use super::events::RunEvent;
 use super::guardrails::OutputGate;
@@ -18,6 +17,7 @@ use super::journal::{RunJournal, request_digest};
 pub use super::run_error::RunError;
 use super::telemetry::{self, ContentMask};
 use super::workflow::Flow;
+use super::{Durability, Runtime};
 use crate::callback::SharedToolCallback;
 use crate::callback::stack::stack;
 use crate::contract::scope::ScopeRef;
@@ -71,7 +71,7 @@ impl RunStream {
         let engine = Engine::new(rt, ctx, Some(tx));
         Self {
             rx,
-            run: Some(Box::pin(async move { engine.run(target, input).await })),
+            run: Some(Box::pin(engine.run(target, input))),
             result: None,
         }
     }
@@ -230,13 +230,33 @@ impl Engine {
             target: target_name.clone(),
         });
         let mut stats = Stats::default();
-        let Some(durability) = self.rt.store.clone() else {
-            if self.ctx.thread.is_some() {
-                return Err(StoreError::NotConfigured.into());
+        let text = match self.rt.store.clone() {
+            None => {
+                if self.ctx.thread.is_some() {
+                    return Err(StoreError::NotConfigured.into());
+                }
+                self.run_target(target, input, &mut stats).await?
             }
-            let text = self.run_target(target, input, &mut stats).await?;
-            return Ok(self.output(text, stats));
+            // Boxed: the journal's store round trips make a large future, which a run without
+            // a store need not carry (nor copy at every level above it).
+            Some(durability) => {
+                Box::pin(self.run_journaled(durability, target, input, target_name, &mut stats))
+                    .await?
+            }
         };
+        Ok(self.output(text, stats))
+    }
+
+    /// A run of an app with a store: opened in (or resumed from) its journal, heartbeated
+    /// while it runs, closed with its result.
+    async fn run_journaled(
+        &mut self,
+        durability: Durability,
+        target: Target,
+        input: String,
+        target_name: String,
+        stats: &mut Stats,
+    ) -> Result<String, RunError> {
         // A blocked input is refused before anything is stored; a rewritten one is stored
         // rewritten.
         let input = match self.precheck_input(&target, &input).await? {
@@ -271,7 +291,7 @@ impl Engine {
         let journal = self.journal.as_ref().expect("set above");
         let result = tokio::select! {
             biased;
-            result = self.run_target(target, input, &mut stats) => result,
+            result = self.run_target(target, input, stats) => result,
             lost = journal.heartbeat() => Err(RunError::Store(lost)),
         };
         if let Err(err) = journal.close(&result).await {
@@ -281,8 +301,7 @@ impl Engine {
                 return Err(err.into());
             }
         }
-        let text = result?;
-        Ok(self.output(text, stats))
+        result
     }
 
     fn output(&self, text: String, stats: Stats) -> RunOutput {
@@ -320,29 +339,29 @@ impl Engine {
                 let router = rt
                     .router_by_name(&name)
                     .ok_or_else(|| unknown("router", &name))?;
-                self.run_router(router, input, stats).await
+                Box::pin(self.run_router(router, input, stats)).await
             }
             TargetKind::Workflow { name, flow } => {
                 let wf = rt
                     .workflow_by_name(&name)
                     .ok_or_else(|| unknown("workflow", &name))?;
-                self.run_workflow(wf, &flow, input, stats).await
+                Box::pin(self.run_workflow(wf, &flow, input, stats)).await
             }
             TargetKind::WorkflowDefault(name) => {
                 let wf = rt
                     .workflow_by_name(&name)
                     .ok_or_else(|| unknown("workflow", &name))?;
                 let flow = Flow::default_for(wf);
-                self.run_workflow(wf, &flow, input, stats).await
+                Box::pin(self.run_workflow(wf, &flow, input, stats)).await
             }
             TargetKind::Named(name) => {
                 if let Some(agent) = rt.agent_by_name(&name) {
                     self.run_agent(agent, input, stats).await
                 } else if let Some(router) = rt.router_by_name(&name) {
-                    self.run_router(router, input, stats).await
+                    Box::pin(self.run_router(router, input, stats)).await
                 } else if let Some(wf) = rt.workflow_by_name(&name) {
                     let flow = Flow::default_for(wf);
-                    self.run_workflow(wf, &flow, input, stats).await
+                    Box::pin(self.run_workflow(wf, &flow, input, stats)).await
                 } else {
                     Err(unknown("agent, router or workflow", &name))
                 }
