@@ -389,6 +389,12 @@ impl ChatModel for ScriptedModel {
         self.serve(req)
     }
 
+    /// True when it cuts its answers into deltas (`stream_chunk_chars` above 0); otherwise its
+    /// stream is the default replay of `complete`.
+    fn streams(&self) -> bool {
+        self.stream_chunk_chars > 0
+    }
+
     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
         self.hang_if_exhausted(req).await;
         let response = self.serve(req)?;

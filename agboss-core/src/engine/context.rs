@@ -2,12 +2,17 @@
 //! wrapping), its [`CancelToken`], and the [`Target`] to run.
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 
+use super::run_error::RunError;
 use super::workflow::{Flow, WorkflowFlow};
 use crate::callback::SharedToolCallback;
 use crate::callback::stack::{CallbackWrapper, RunLayers};
@@ -51,6 +56,19 @@ impl CancelToken {
     pub fn is_cancelled(&self) -> bool {
         self.inner.cancelled.load(Ordering::SeqCst)
     }
+    /// A waiter woken by the next [`CancelToken::cancel`] (registered as soon as it exists).
+    fn notified(&self) -> Notified<'_> {
+        self.inner.notify.notified()
+    }
+    /// `fut` unless this token is cancelled first (see [`OrCancel`]).
+    pub(crate) fn unless_cancelled<F: Future>(&self, fut: F) -> OrCancel<'_, F> {
+        OrCancel {
+            fut,
+            notified: None,
+            token: self,
+            polled: false,
+        }
+    }
     /// Resolves once the token is cancelled.
     pub async fn cancelled(&self) {
         loop {
@@ -59,6 +77,62 @@ impl CancelToken {
                 return;
             }
             notified.await;
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// `fut` unless the run is cancelled first: `Err(RunError::Cancelled)` once it is, checked
+    /// before `fut` at every poll. A future that is ready at its first poll (a guardrail, a
+    /// replayed step) registers no cancellation waiter (that takes the token's lock twice).
+    /// A combinator rather than an `async fn`, which would hold `fut` twice.
+    pub(crate) struct OrCancel<'a, F> {
+        #[pin]
+        fut: F,
+        #[pin]
+        notified: Option<Notified<'a>>,
+        token: &'a CancelToken,
+        polled: bool,
+    }
+}
+
+impl<F: Future> Future for OrCancel<'_, F> {
+    type Output = Result<F::Output, RunError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        if !*this.polled {
+            *this.polled = true;
+            if this.token.is_cancelled() {
+                return Poll::Ready(Err(RunError::Cancelled));
+            }
+            if let Poll::Ready(out) = this.fut.as_mut().poll(cx) {
+                return Poll::Ready(Ok(out));
+            }
+        } else if this.token.is_cancelled() {
+            return Poll::Ready(Err(RunError::Cancelled));
+        }
+        // Registered for the cancellation before looking at the flag again, so that a cancel
+        // between the two is not missed.
+        loop {
+            if this.notified.is_none() {
+                this.notified.set(Some(this.token.notified()));
+            }
+            if this.token.is_cancelled() {
+                return Poll::Ready(Err(RunError::Cancelled));
+            }
+            let Some(notified) = this.notified.as_mut().as_pin_mut() else {
+                break;
+            };
+            match notified.poll(cx) {
+                // Woken (a cancel, or a spurious notification): look at the flag again.
+                Poll::Ready(()) => this.notified.set(None),
+                Poll::Pending => break,
+            }
+        }
+        match this.fut.poll(cx) {
+            Poll::Ready(out) => Poll::Ready(Ok(out)),
+            Poll::Pending => Poll::Pending,
         }
     }
 }
@@ -280,5 +354,50 @@ impl Target {
 impl From<&str> for Target {
     fn from(name: &str) -> Self {
         Self::named(name)
+    }
+}
+
+#[cfg(test)]
+mod or_cancel_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_ready_future_runs_unless_the_token_is_already_cancelled() {
+        let token = CancelToken::new();
+        assert_eq!(token.unless_cancelled(async { 7 }).await.ok(), Some(7));
+        token.cancel();
+        let cancelled = token.unless_cancelled(async { 7 }).await;
+        assert!(matches!(cancelled, Err(RunError::Cancelled)));
+    }
+
+    #[tokio::test]
+    async fn a_suspended_future_is_dropped_when_the_token_is_cancelled() {
+        let token = CancelToken::new();
+        let canceller = token.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            canceller.cancel();
+        });
+        // Without a waiter registered, the cancel would never wake it: the timeout would.
+        let waited = tokio::time::timeout(
+            Duration::from_secs(5),
+            token.unless_cancelled(std::future::pending::<()>()),
+        )
+        .await
+        .expect("the cancel wakes the waiting call");
+        assert!(matches!(waited, Err(RunError::Cancelled)));
+    }
+
+    #[tokio::test]
+    async fn a_suspended_future_that_finishes_first_wins() {
+        let token = CancelToken::new();
+        let slow = async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            "done"
+        };
+        assert_eq!(token.unless_cancelled(slow).await.ok(), Some("done"));
+        // Cancelled afterwards: nothing left waiting on it.
+        token.cancel();
+        assert!(token.is_cancelled());
     }
 }

@@ -1,6 +1,7 @@
 //! One run: [`RunOutput`], [`RunError`], the [`RunStream`] of its events, and the engine that
 //! dispatches a target and calls models.
 use std::fmt;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -10,7 +11,7 @@ use futures::{FutureExt as _, Stream, StreamExt as _};
 use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
-use super::context::{RunContext, Target, TargetKind};
+use super::context::{OrCancel, RunContext, Target, TargetKind};
 use super::events::RunEvent;
 use super::guardrails::OutputGate;
 use super::journal::{RunJournal, request_digest};
@@ -223,7 +224,7 @@ impl Engine {
         result
     }
 
-    async fn run_untraced(mut self, target: Target, input: String) -> Result<RunOutput, RunError> {
+    async fn run_untraced(&mut self, target: Target, input: String) -> Result<RunOutput, RunError> {
         let target_name = target.name().to_string();
         self.emit(|| RunEvent::RunStarted {
             run_id: self.run_id.clone(),
@@ -369,25 +370,9 @@ impl Engine {
         }
     }
 
-    /// Awaits `fut` unless the run is cancelled first.
-    pub(crate) async fn or_cancel<T>(
-        &self,
-        fut: impl std::future::Future<Output = T>,
-    ) -> Result<T, RunError> {
-        if self.ctx.cancel.is_cancelled() {
-            return Err(RunError::Cancelled);
-        }
-        let mut fut = std::pin::pin!(fut);
-        // Ready at once (a guardrail, a replayed step): no cancellation waiter is registered
-        // (that takes the token's lock twice).
-        if let Poll::Ready(out) = futures::poll!(fut.as_mut()) {
-            return Ok(out);
-        }
-        tokio::select! {
-            biased;
-            () = self.ctx.cancel.cancelled() => Err(RunError::Cancelled),
-            out = fut => Ok(out),
-        }
+    /// Awaits `fut` unless the run is cancelled first (see [`OrCancel`]).
+    pub(crate) fn or_cancel<F: Future>(&self, fut: F) -> OrCancel<'_, F> {
+        self.ctx.cancel.unless_cancelled(fut)
     }
 
     /// One model call, journaled: read back from the journal of a resumed run, else made and
@@ -410,38 +395,45 @@ impl Engine {
         mask: Option<ContentMask<'_>>,
         gate: &mut OutputGate,
     ) -> Result<(u32, ModelResponse), RunError> {
-        let Some(journal) = &self.journal else {
-            let turn = stats.model_turns;
-            return Ok((
-                turn,
-                self.call_model_live(step, model, req, stats, mask, gate)
-                    .await?,
-            ));
+        // Journaled: the turn's number, its request digest and whether its final answer is
+        // hidden; a turn the journal holds is read back instead of made.
+        let journaled = match &self.journal {
+            None => None,
+            Some(journal) => {
+                let turn = journal.next_model_turn();
+                let digest = request_digest(req);
+                let hide_final = gate.is_closed();
+                // A hidden final answer is not the thread's last visible text either.
+                if let Some(replayed) =
+                    journal.replayed_model(turn, &digest, visible && !hide_final)?
+                {
+                    stats.model_turns += 1;
+                    stats.usage += replayed.usage;
+                    let finish_reason = if replayed.message.tool_calls.is_empty() {
+                        FinishReason::Stop
+                    } else {
+                        FinishReason::ToolCalls
+                    };
+                    let response = ModelResponse {
+                        message: replayed.message,
+                        finish_reason,
+                        usage: replayed.usage,
+                    };
+                    return Ok((turn, response));
+                }
+                Some((turn, digest, hide_final))
+            }
         };
-        let turn = journal.next_model_turn();
-        let digest = request_digest(req);
-        let hide_final = gate.is_closed();
-        // A hidden final answer is not the thread's last visible text either.
-        if let Some(replayed) = journal.replayed_model(turn, &digest, visible && !hide_final)? {
-            stats.model_turns += 1;
-            stats.usage += replayed.usage;
-            let finish_reason = if replayed.message.tool_calls.is_empty() {
-                FinishReason::Stop
-            } else {
-                FinishReason::ToolCalls
-            };
-            let response = ModelResponse {
-                message: replayed.message,
-                finish_reason,
-                usage: replayed.usage,
-            };
-            return Ok((turn, response));
-        }
+        let turn = journaled.as_ref().map_or(stats.model_turns, |j| j.0);
+        // One live call site: the future is held once.
         let response = self
             .call_model_live(step, model, req, stats, mask, gate)
             .await?;
-        self.record_model(step, turn, digest, &response, visible, hide_final)
-            .await?;
+        if let Some((turn, digest, hide_final)) = journaled {
+            // Boxed: a store write is a large future, which an app without a store need not
+            // carry.
+            Box::pin(self.record_model(step, turn, digest, &response, visible, hide_final)).await?;
+        }
         Ok((turn, response))
     }
 
@@ -523,6 +515,23 @@ impl Engine {
         req: &ModelRequest,
         gate: &mut OutputGate,
     ) -> Result<Result<ModelResponse, ModelError>, RunError> {
+        // A model that does not stream: its whole answer, its text one delta (what the default
+        // `stream` would replay, without the events).
+        if !model.dyn_streams() {
+            let response = match model.complete_boxed(req).await {
+                Ok(response) => response,
+                Err(err) => return Ok(Err(err)),
+            };
+            if let Some(text) = response
+                .message
+                .content
+                .as_deref()
+                .filter(|t| !t.is_empty())
+            {
+                self.gate_delta(step, gate, text.to_string()).await?;
+            }
+            return Ok(Ok(response));
+        }
         let mut stream = match model.stream_boxed(req).await {
             Ok(stream) => stream,
             Err(err) => return Ok(Err(err)),

@@ -101,6 +101,34 @@ pub trait ChatModel: Send + Sync {
         }
     }
 
+    /// True when [`stream`](Self::stream) is the model's own (a provider that streams its
+    /// answer, a test model that cuts it into deltas); false (the default) when it is the
+    /// default replay of [`complete`](Self::complete).
+    ///
+    /// The agent loop reads a model that streams through `stream`; one that does not, through
+    /// `complete`, its text then being one delta, exactly what the default `stream` would give,
+    /// without building and replaying the events. Override it together with `stream`.
+    ///
+    /// ```
+    /// use agboss_core::model::{ChatModel, ModelError, ModelRequest, ModelResponse, ModelStream, stream_from_response};
+    /// struct Chunky;
+    /// impl ChatModel for Chunky {
+    ///     async fn complete(&self, _req: &ModelRequest) -> Result<ModelResponse, ModelError> {
+    ///         Ok(ModelResponse::text("hello there"))
+    ///     }
+    ///     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
+    ///         Ok(stream_from_response(self.complete(req).await?, 3))
+    ///     }
+    ///     fn streams(&self) -> bool {
+    ///         true
+    ///     }
+    /// }
+    /// assert!(Chunky.streams());
+    /// ```
+    fn streams(&self) -> bool {
+        false
+    }
+
     /// The model name requests ask for (`gen_ai.request.model` on `chat` spans); empty when
     /// unknown (the default).
     fn model_name(&self) -> &str {
@@ -130,6 +158,9 @@ pub trait DynChatModel: Send + Sync {
         req: &'a ModelRequest,
     ) -> BoxFuture<'a, Result<ModelStream, ModelError>>;
 
+    /// [`ChatModel::streams`].
+    fn dyn_streams(&self) -> bool;
+
     /// [`ChatModel::model_name`].
     fn dyn_model_name(&self) -> &str;
 
@@ -152,6 +183,10 @@ impl<M: ChatModel> DynChatModel for M {
         Box::pin(self.stream(req))
     }
 
+    fn dyn_streams(&self) -> bool {
+        self.streams()
+    }
+
     fn dyn_model_name(&self) -> &str {
         self.model_name()
     }
@@ -169,6 +204,9 @@ impl ChatModel for Arc<dyn DynChatModel> {
     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
         (**self).stream_boxed(req).await
     }
+    fn streams(&self) -> bool {
+        (**self).dyn_streams()
+    }
     fn model_name(&self) -> &str {
         (**self).dyn_model_name()
     }
@@ -185,6 +223,9 @@ impl ChatModel for Box<dyn DynChatModel> {
 
     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
         (**self).stream_boxed(req).await
+    }
+    fn streams(&self) -> bool {
+        (**self).dyn_streams()
     }
     fn model_name(&self) -> &str {
         (**self).dyn_model_name()
@@ -210,6 +251,10 @@ impl<M: ChatModel> ChatModel for Arc<M> {
         (**self).stream(req)
     }
 
+    fn streams(&self) -> bool {
+        (**self).streams()
+    }
+
     fn model_name(&self) -> &str {
         (**self).model_name()
     }
@@ -232,6 +277,10 @@ impl<M: ChatModel> ChatModel for &M {
         req: &ModelRequest,
     ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
         (**self).stream(req)
+    }
+
+    fn streams(&self) -> bool {
+        (**self).streams()
     }
 
     fn model_name(&self) -> &str {

@@ -23,6 +23,11 @@ fn split_chars(text: &str, chunk_chars: usize) -> Vec<String> {
 /// characters (`0`: one delta each). A usage event is emitted when the usage is not
 /// all zeros.
 pub fn response_events(response: &ModelResponse, chunk_chars: usize) -> Vec<ModelStreamEvent> {
+    events_of(response.clone(), chunk_chars)
+}
+
+/// [`response_events`] of an owned response (not copied into its `Finished` event).
+fn events_of(response: ModelResponse, chunk_chars: usize) -> Vec<ModelStreamEvent> {
     let mut events = Vec::new();
     if let Some(text) = response
         .message
@@ -49,13 +54,13 @@ pub fn response_events(response: &ModelResponse, chunk_chars: usize) -> Vec<Mode
     if response.usage != super::Usage::default() {
         events.push(ModelStreamEvent::Usage(response.usage));
     }
-    events.push(ModelStreamEvent::Finished(response.clone()));
+    events.push(ModelStreamEvent::Finished(response));
     events
 }
 
 /// A [`ModelStream`] replaying [`response_events`]`(&response, chunk_chars)`.
 pub fn stream_from_response(response: ModelResponse, chunk_chars: usize) -> ModelStream {
-    let events = response_events(&response, chunk_chars);
+    let events = events_of(response, chunk_chars);
     Box::pin(futures::stream::iter(events.into_iter().map(Ok)))
 }
 

@@ -265,6 +265,11 @@ impl ChatModel for OpenAiCompatibleModel {
         parsed
     }
 
+    /// True when the client streams (see its streaming switch).
+    fn streams(&self) -> bool {
+        self.core.settings.streaming
+    }
+
     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
         if !self.core.settings.streaming {
             return Ok(stream_from_response(self.complete(req).await?, 0));
