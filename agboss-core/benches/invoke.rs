@@ -14,6 +14,11 @@ static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 
 order_tools!();
 
+/// The agent-loop path: the callback an agent's tool loop calls, through 4 agent interceptors.
+#[agent(name = "alloc-agent", description = "Looks orders up", tools = [Guards0Tool],
+        tool_interceptors = [A1ToolInterceptor, A2ToolInterceptor, A3ToolInterceptor, A4ToolInterceptor])]
+pub struct AllocAgent;
+
 const ARGS: &str = r#"{"orderId":"ACME-42"}"#;
 
 fn bench(c: &mut Criterion) {
@@ -25,6 +30,7 @@ fn bench(c: &mut Criterion) {
         .tool::<Guards1Tool>()
         .tool::<Guards4Tool>()
         .tool::<Guards16Tool>()
+        .agent::<AllocAgent>()
         .build()
         .expect("app");
     // Allocations per call (TARGETS.md: <= 8 with 4 interceptors), counted on 1,000 calls.
@@ -43,23 +49,80 @@ fn bench(c: &mut Criterion) {
             std::hint::black_box(serde_json::to_string(&out).unwrap());
         })
     });
-    let g0 = per_call(&|| {
+    // Every path a call takes, with 0, 4 and 16 interceptors: typed JSON (`ToolHandle::invoke_json`),
+    // by name (`DynToolHandle::invoke_json`: the dyn boundary), typed (`ToolHandle::invoke`),
+    // and the agent loop's callback (4 agent interceptors).
+    let json = |n: usize| {
+        per_call(&|| {
+            rt.block_on(async {
+                let out = match n {
+                    0 => app.tool::<Guards0Tool>().invoke_json(ARGS).await,
+                    4 => app.tool::<Guards4Tool>().invoke_json(ARGS).await,
+                    _ => app.tool::<Guards16Tool>().invoke_json(ARGS).await,
+                };
+                std::hint::black_box(out.unwrap());
+            })
+        })
+    };
+    let by_name = |name: &'static str| {
+        per_call(&|| {
+            rt.block_on(async {
+                let handle = app.tool_by_name(name).expect("the tool");
+                std::hint::black_box(handle.invoke_json(ARGS).await.unwrap());
+            })
+        })
+    };
+    let typed = |n: usize| {
+        per_call(&|| {
+            rt.block_on(async {
+                let input = OrderInputDto {
+                    order_id: "ACME-42".into(),
+                };
+                match n {
+                    0 => drop(std::hint::black_box(
+                        app.tool::<Guards0Tool>().invoke(input).await.unwrap(),
+                    )),
+                    4 => drop(std::hint::black_box(
+                        app.tool::<Guards4Tool>().invoke(input).await.unwrap(),
+                    )),
+                    _ => drop(std::hint::black_box(
+                        app.tool::<Guards16Tool>().invoke(input).await.unwrap(),
+                    )),
+                }
+            })
+        })
+    };
+    let bound = app.agent::<AllocAgent>().expect("the agent").tools[0].clone();
+    let callback = per_call(&|| {
         rt.block_on(async {
-            std::hint::black_box(app.tool::<Guards0Tool>().invoke_json(ARGS).await.unwrap());
+            let out = bound.call("call_1", None, ARGS).await.into_result();
+            std::hint::black_box(out.unwrap());
         })
     });
-    let g4 = per_call(&|| {
+    // The typed floor: the handler alone (its input and output strings).
+    let typed_floor = per_call(&|| {
         rt.block_on(async {
-            std::hint::black_box(app.tool::<Guards4Tool>().invoke_json(ARGS).await.unwrap());
-        })
-    });
-    let g16 = per_call(&|| {
-        rt.block_on(async {
-            std::hint::black_box(app.tool::<Guards16Tool>().invoke_json(ARGS).await.unwrap());
+            let input = OrderInputDto {
+                order_id: "ACME-42".into(),
+            };
+            std::hint::black_box(handler(input).await);
         })
     });
     println!(
-        "allocations per call: floor {floor}, 0 interceptors {g0}, 4 interceptors {g4}, 16 interceptors {g16}"
+        "allocations per call (floor {floor}, typed floor {typed_floor}):\n  \
+         typed JSON 0/4/16 interceptors: {} / {} / {}\n  \
+         by name 0/4/16: {} / {} / {}\n  \
+         typed 0/4/16: {} / {} / {}\n  \
+         agent-loop callback, 4: {callback}",
+        json(0),
+        json(4),
+        json(16),
+        by_name("guards0-tool"),
+        by_name("guards4-tool"),
+        by_name("guards16-tool"),
+        typed(0),
+        typed(4),
+        typed(16),
     );
 
     let mut group = c.benchmark_group("invoke_json");
