@@ -5,7 +5,6 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::chain::Chain;
@@ -246,5 +245,15 @@ pub trait ErasedToolSlot: Send + Sync {
         env: CallEnv<'a>,
         args: &'a str,
         max_result_size: Option<usize>,
-    ) -> BoxFuture<'a, CallOutcome<Rendered>>;
+    ) -> CallFuture<'a>;
 }
+
+/// Bytes a call's future may take at the dyn boundary before it is boxed: a call of a tool
+/// whose `run` holds little across its awaits fits, so a call by name (or from an agent loop)
+/// allocates nothing for its future.
+pub(crate) const CALL_FUTURE_INLINE: usize = 1280;
+
+/// The future of one call behind `dyn` ([`ErasedToolSlot::call_json`]): inline when it fits
+/// (see [`CALL_FUTURE_INLINE`]), boxed otherwise.
+#[doc(hidden)]
+pub type CallFuture<'a> = stackfuture::StackFuture<'a, CallOutcome<Rendered>, CALL_FUTURE_INLINE>;

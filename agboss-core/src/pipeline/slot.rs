@@ -5,7 +5,6 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use tracing::Instrument as _;
 
 use super::hooks::Stage;
@@ -15,7 +14,7 @@ use super::trace::CallTrace;
 use crate::contract::chain::Chain;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
 use crate::contract::tool::{
-    CallEnv, DEFAULT_MAX_INPUT_SIZE, ErasedToolSlot, ErasedToolType, Tool, ToolMeta,
+    CallEnv, CallFuture, DEFAULT_MAX_INPUT_SIZE, ErasedToolSlot, ErasedToolType, Tool, ToolMeta,
 };
 use crate::di::{DiError, Services};
 use crate::dto::{Dto, ValidationError, code};
@@ -34,8 +33,8 @@ impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
         env: CallEnv<'a>,
         args: &'a str,
         max_result_size: Option<usize>,
-    ) -> BoxFuture<'a, CallOutcome<Rendered>> {
-        Box::pin(call_json_typed(self, chain, env, args, max_result_size))
+    ) -> CallFuture<'a> {
+        CallFuture::from_or_box(call_json_typed(self, chain, env, args, max_result_size))
     }
 }
 
