@@ -47,7 +47,7 @@ impl CancelToken {
         Self::default()
     }
     /// Cancels every run holding this token: model calls and tool calls in flight are dropped and
-    /// the run ends with [`RunError::Cancelled`](super::RunError::Cancelled).
+    /// the run ends with [`RunError::Cancelled`].
     pub fn cancel(&self) {
         self.inner.cancelled.store(true, Ordering::SeqCst);
         self.inner.notify.notify_waiters();

@@ -21,6 +21,29 @@ fn link(interceptor: &Arc<dyn ErasedInterceptor>) -> Link {
     )
 }
 
+/// What one hook runs on: the input validated against `T::Input`, a fresh call context and the
+/// one-link chain.
+fn single<T: Tool>(
+    interceptor: &Arc<dyn ErasedInterceptor>,
+    input: &serde_json::Value,
+) -> Result<(T::Input, ExecutionContext, [Link; 1]), ToolCallError> {
+    let typed = decode_input::<T>(input)?;
+    let execution = ExecutionContext::new(CallId::generate(), T::META.name, Arc::from([]));
+    Ok((typed, execution, [link(interceptor)]))
+}
+
+/// The context a hook of `T` reads.
+fn context<'a, T: Tool>(
+    holder: &'a InputHolder<'a, T::Input>,
+    execution: &'a ExecutionContext,
+) -> ToolCallContext<'a> {
+    ToolCallContext {
+        tool: T::META,
+        input: holder,
+        execution,
+    }
+}
+
 /// Runs `before_tool_call` of one interceptor for a call of tool `T` on a JSON input (validated
 /// against `T::Input` first, as in the pipeline).
 pub async fn before<T: Tool>(
@@ -29,17 +52,10 @@ pub async fn before<T: Tool>(
     tenant: Option<&TenantContext>,
     input: &serde_json::Value,
 ) -> Result<ToolCallDecision, ToolCallError> {
-    let typed = decode_input::<T>(input)?;
-    let execution = ExecutionContext::new(CallId::generate(), T::META.name, Arc::from([]));
+    let (typed, execution, links) = single::<T>(interceptor, input)?;
+    let (holder, stage) = (InputHolder::new(&typed), Stage::new());
+    let call = context::<T>(&holder, &execution);
     let resolver = Resolver::for_call(services, tenant, &execution);
-    let holder = InputHolder::new(&typed);
-    let call = ToolCallContext {
-        tool: T::META,
-        input: &holder,
-        execution: &execution,
-    };
-    let links = [link(interceptor)];
-    let stage = Stage::new();
     let walk = before_chain(&links, &resolver, &call, &stage);
     match caught(T::META, &stage, (&links, &links), walk).await? {
         Ok(()) => Ok(ToolCallDecision::Allow),
@@ -57,17 +73,10 @@ pub async fn after<T: Tool>(
     input: &serde_json::Value,
     output: ToolOutput,
 ) -> Result<T::Output, ToolCallError> {
-    let typed = decode_input::<T>(input)?;
-    let execution = ExecutionContext::new(CallId::generate(), T::META.name, Arc::from([]));
+    let (typed, execution, links) = single::<T>(interceptor, input)?;
+    let (holder, stage) = (InputHolder::new(&typed), Stage::new());
+    let call = context::<T>(&holder, &execution);
     let resolver = Resolver::for_call(services, tenant, &execution);
-    let holder = InputHolder::new(&typed);
-    let call = ToolCallContext {
-        tool: T::META,
-        input: &holder,
-        execution: &execution,
-    };
-    let links = [link(interceptor)];
-    let stage = Stage::new();
     let walk = after_chain(&links, &resolver, &call, output, &stage);
     let out = caught(T::META, &stage, (&links, &links), walk)
         .await?

@@ -4,8 +4,6 @@
 use std::future::Future;
 use std::time::Duration;
 
-use tracing::Instrument as _;
-
 use super::approval::approval_point;
 use super::hooks::{Caught, Stage, Stop, after_chain, before_chain, bounded_by, caught};
 use super::trace::CallTrace;
@@ -71,13 +69,7 @@ pub(crate) async fn run_typed<T: Tool>(
     let trace = CallTrace::start(slot.meta().name, &env.call_id, &chain.path);
     let stage = Stage::new();
     let running = run_guarded(slot, chain, env, input, &stage);
-    // No span (no subscriber): the call's future is awaited in place, not moved into an
-    // `Instrumented` wrapper that enters a disabled span at every poll.
-    let outcome = outcome_of(if trace.span.is_none() {
-        running.await
-    } else {
-        running.instrument(trace.span.clone()).await
-    });
+    let outcome = outcome_of(trace.in_span(running).await);
     trace.finish(&outcome);
     outcome
 }

@@ -5,8 +5,6 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use tracing::Instrument as _;
-
 use super::hooks::Stage;
 use super::render::{mask_message, render_result};
 use super::run::{ToolSlot, outcome_of, run_guarded};
@@ -72,13 +70,7 @@ pub(crate) fn call_json_typed<'a, T: Tool>(
             Ok(input) => {
                 let stage = Stage::new();
                 let running = run_guarded(slot, chain, env, input, &stage);
-                // No span (no subscriber): awaited in place, not in an `Instrumented` wrapper
-                // that enters a disabled span at every poll.
-                let ran = outcome_of(if trace.span.is_none() {
-                    running.await
-                } else {
-                    running.instrument(trace.span.clone()).await
-                });
+                let ran = outcome_of(trace.in_span(running).await);
                 rendered(&trace, capture, meta, chain, ran, max_result_size)
             }
             Err(rejected) => rejected,

@@ -11,10 +11,14 @@
 //!
 //! A tool call's span is a child of the span current where it is called. The decision and the
 //! deciding interceptor are recorded once, when the call ends.
+use std::future::Future;
 use std::time::Instant;
 
+use futures::future::Either;
+use tracing::Instrument as _;
 use tracing::Span;
 use tracing::field::Empty;
+use tracing::instrument::Instrumented;
 
 use crate::contract::outcome::{CallOutcome, FailureKind};
 use crate::error::ToolCallError;
@@ -66,6 +70,18 @@ impl CallTrace {
     #[inline]
     pub(crate) fn recording(&self) -> bool {
         self.start.is_some()
+    }
+
+    /// `fut` in the call's span; without a span (no subscriber), in place, not in an
+    /// `Instrumented` wrapper that enters a disabled span at every poll. One future type
+    /// either way, so a call's future holds `fut` once.
+    #[inline]
+    pub(crate) fn in_span<F: Future>(&self, fut: F) -> Either<F, Instrumented<F>> {
+        if self.span.is_none() {
+            Either::Left(fut)
+        } else {
+            Either::Right(fut.instrument(self.span.clone()))
+        }
     }
 
     /// Records the decision (and who took it), the outcome and the duration.
