@@ -99,11 +99,7 @@ fn generate(
                 use #p::{ViaAfter as _, ViaBefore as _, ViaNoAfter as _, ViaNoBefore as _};
                 let before_marker = (&&#p::Probe::<#ident>::new()).before_tag();
                 let after_marker = (&&#p::Probe::<#ident>::new()).after_tag();
-                #p::TypedInterceptor::<#ident>::build(
-                    services,
-                    before_marker.hook::<#ident>(),
-                    after_marker.hook::<#ident>(),
-                )
+                #p::TypedInterceptor::<#ident, _, _>::build(services, before_marker, after_marker)
             }
         },
     )

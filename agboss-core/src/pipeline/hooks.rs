@@ -218,6 +218,8 @@ pub(crate) async fn before_chain<'l>(
     call: &ToolCallContext<'_>,
     stage: &Stage,
 ) -> Result<(), Stop<'l>> {
+    // Whether decision events are wanted, once per walk.
+    let events = tracing::level_enabled!(tracing::Level::DEBUG);
     for (at, link) in links.iter().enumerate() {
         stage.set(at);
         // Built in place and polled through a reference: the hook's future is never moved.
@@ -227,7 +229,7 @@ pub(crate) async fn before_chain<'l>(
             Some(Err(error)) => return Err(Stop::Failed(hook_failed(call.tool, link, error))),
             None => return Err(Stop::Failed(timed_out(call.tool, link))),
         };
-        if tracing::level_enabled!(tracing::Level::DEBUG) {
+        if events {
             decision_event(call, link, &decision);
         }
         if !decision.is_allow() {

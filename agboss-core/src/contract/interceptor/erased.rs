@@ -1,5 +1,6 @@
 //! Interceptors behind `dyn`: the hook futures (inline when small), the per-type hook table the
 //! macro fills ([`TypedInterceptor`]) and the autoref probes that find which hooks a type has.
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use super::{
@@ -54,35 +55,41 @@ pub trait ErasedInterceptor: Send + Sync {
 }
 
 /// The `before_tool_call` of a concrete interceptor type, on a shared instance and on an owned
-/// (per-invocation) one.
+/// (per-invocation) one: implemented by the probe's tags, [`probe::HasBefore`] (calls the
+/// hook) and [`probe::NoBefore`] (allows), so the chain calls the hook directly, through no
+/// function pointer.
 #[doc(hidden)]
-pub struct BeforeHook<I> {
-    by_ref: for<'a> fn(&'a I, &'a ToolCallContext<'a>) -> BeforeFuture<'a>,
-    owned: for<'a> fn(I, &'a ToolCallContext<'a>) -> BeforeFuture<'a>,
+pub trait BeforeHook<I>: Send + Sync + 'static {
+    /// Whether `I` has the hook.
+    const PRESENT: bool;
+    fn by_ref<'a>(instance: &'a I, call: &'a ToolCallContext<'a>) -> BeforeFuture<'a>;
+    fn owned<'a>(instance: I, call: &'a ToolCallContext<'a>) -> BeforeFuture<'a>;
 }
 
-/// The `after_tool_call` of a concrete interceptor type.
+/// The `after_tool_call` of a concrete interceptor type (see [`BeforeHook`]).
 #[doc(hidden)]
-pub struct AfterHook<I> {
-    by_ref: for<'a> fn(&'a I, ToolCallResultContext<'a>) -> AfterFuture<'a>,
-    owned: for<'a> fn(I, ToolCallResultContext<'a>) -> AfterFuture<'a>,
+pub trait AfterHook<I>: Send + Sync + 'static {
+    /// Whether `I` has the hook.
+    const PRESENT: bool;
+    fn by_ref<'a>(instance: &'a I, call: ToolCallResultContext<'a>) -> AfterFuture<'a>;
+    fn owned<'a>(instance: I, call: ToolCallResultContext<'a>) -> AfterFuture<'a>;
 }
 
-/// The hooks of a concrete interceptor type, found by the macro.
+/// The hooks of a concrete interceptor type, found by the macro (`B` and `A` are the probe's
+/// tags).
 #[doc(hidden)]
-pub struct TypedInterceptor<I> {
+pub struct TypedInterceptor<I, B, A> {
     /// `Some` when the interceptor has no per-invocation deps: built once, shared.
     shared: Option<I>,
-    before: Option<BeforeHook<I>>,
-    after: Option<AfterHook<I>>,
+    hooks: PhantomData<fn() -> (B, A)>,
 }
 
-impl<I: ToolInterceptor> TypedInterceptor<I> {
+impl<I: ToolInterceptor, B: BeforeHook<I>, A: AfterHook<I>> TypedInterceptor<I, B, A> {
     #[doc(hidden)]
     pub fn build(
         services: &Services,
-        before: Option<BeforeHook<I>>,
-        after: Option<AfterHook<I>>,
+        _before: B,
+        _after: A,
     ) -> Result<Arc<dyn ErasedInterceptor>, DiError> {
         let shared = if crate::di::any_context(I::META.deps) {
             None
@@ -91,34 +98,35 @@ impl<I: ToolInterceptor> TypedInterceptor<I> {
         };
         Ok(Arc::new(Self {
             shared,
-            before,
-            after,
+            hooks: PhantomData,
         }))
     }
 }
 
-impl<I: ToolInterceptor> ErasedInterceptor for TypedInterceptor<I> {
+impl<I: ToolInterceptor, B: BeforeHook<I>, A: AfterHook<I>> ErasedInterceptor
+    for TypedInterceptor<I, B, A>
+{
     fn meta(&self) -> &'static InterceptorMeta {
         I::META
     }
     fn has_before(&self) -> bool {
-        self.before.is_some()
+        B::PRESENT
     }
     fn has_after(&self) -> bool {
-        self.after.is_some()
+        A::PRESENT
     }
     fn before<'a>(
         &'a self,
         resolver: &'a Resolver<'a>,
         call: &'a ToolCallContext<'a>,
     ) -> BeforeFuture<'a> {
-        let Some(hook) = &self.before else {
+        if !B::PRESENT {
             return BeforeFuture::from(std::future::ready(Ok(ToolCallDecision::Allow)));
-        };
+        }
         match &self.shared {
-            Some(instance) => (hook.by_ref)(instance, call),
+            Some(instance) => B::by_ref(instance, call),
             None => match I::construct(resolver) {
-                Ok(instance) => (hook.owned)(instance, call),
+                Ok(instance) => B::owned(instance, call),
                 Err(error) => {
                     BeforeFuture::from(std::future::ready(Err(HookError::Dependency(error))))
                 }
@@ -130,13 +138,13 @@ impl<I: ToolInterceptor> ErasedInterceptor for TypedInterceptor<I> {
         resolver: &'a Resolver<'a>,
         call: ToolCallResultContext<'a>,
     ) -> AfterFuture<'a> {
-        let Some(hook) = &self.after else {
+        if !A::PRESENT {
             return AfterFuture::from(std::future::ready(Ok(call.output)));
-        };
+        }
         match &self.shared {
-            Some(instance) => (hook.by_ref)(instance, call),
+            Some(instance) => A::by_ref(instance, call),
             None => match I::construct(resolver) {
-                Ok(instance) => (hook.owned)(instance, call),
+                Ok(instance) => A::owned(instance, call),
                 Err(error) => {
                     AfterFuture::from(std::future::ready(Err(HookError::Dependency(error))))
                 }
@@ -186,27 +194,6 @@ pub mod probe {
         Failing { fut }
     }
 
-    fn before_hook<I: BeforeToolCall + 'static>() -> BeforeHook<I> {
-        BeforeHook {
-            by_ref: |i, call| BeforeFuture::from_or_box(failing(i.before_tool_call(call))),
-            owned: |i, call| {
-                BeforeFuture::from_or_box(async move {
-                    i.before_tool_call(call).await.map_err(HookError::Failed)
-                })
-            },
-        }
-    }
-    fn after_hook<I: AfterToolCall + 'static>() -> AfterHook<I> {
-        AfterHook {
-            by_ref: |i, call| AfterFuture::from_or_box(failing(i.after_tool_call(call))),
-            owned: |i, call| {
-                AfterFuture::from_or_box(async move {
-                    i.after_tool_call(call).await.map_err(HookError::Failed)
-                })
-            },
-        }
-    }
-
     /// Tag: the type implements `BeforeToolCall`.
     #[derive(Clone, Copy)]
     pub struct HasBefore;
@@ -245,24 +232,42 @@ pub mod probe {
     }
     impl<I> ViaNoAfter for Probe<I> {}
 
-    impl HasBefore {
-        pub fn hook<I: BeforeToolCall + 'static>(self) -> Option<BeforeHook<I>> {
-            Some(before_hook::<I>())
+    impl<I: BeforeToolCall + 'static> BeforeHook<I> for HasBefore {
+        const PRESENT: bool = true;
+        #[inline]
+        fn by_ref<'a>(i: &'a I, call: &'a ToolCallContext<'a>) -> BeforeFuture<'a> {
+            BeforeFuture::from_or_box(failing(i.before_tool_call(call)))
+        }
+        fn owned<'a>(i: I, call: &'a ToolCallContext<'a>) -> BeforeFuture<'a> {
+            BeforeFuture::from_or_box(async move { failing(i.before_tool_call(call)).await })
         }
     }
-    impl NoBefore {
-        pub fn hook<I>(self) -> Option<BeforeHook<I>> {
-            None
+    impl<I: Send + Sync + 'static> BeforeHook<I> for NoBefore {
+        const PRESENT: bool = false;
+        fn by_ref<'a>(_: &'a I, _: &'a ToolCallContext<'a>) -> BeforeFuture<'a> {
+            BeforeFuture::from(std::future::ready(Ok(ToolCallDecision::Allow)))
+        }
+        fn owned<'a>(_: I, _: &'a ToolCallContext<'a>) -> BeforeFuture<'a> {
+            BeforeFuture::from(std::future::ready(Ok(ToolCallDecision::Allow)))
         }
     }
-    impl HasAfter {
-        pub fn hook<I: AfterToolCall + 'static>(self) -> Option<AfterHook<I>> {
-            Some(after_hook::<I>())
+    impl<I: AfterToolCall + 'static> AfterHook<I> for HasAfter {
+        const PRESENT: bool = true;
+        #[inline]
+        fn by_ref<'a>(i: &'a I, call: ToolCallResultContext<'a>) -> AfterFuture<'a> {
+            AfterFuture::from_or_box(failing(i.after_tool_call(call)))
+        }
+        fn owned<'a>(i: I, call: ToolCallResultContext<'a>) -> AfterFuture<'a> {
+            AfterFuture::from_or_box(async move { failing(i.after_tool_call(call)).await })
         }
     }
-    impl NoAfter {
-        pub fn hook<I>(self) -> Option<AfterHook<I>> {
-            None
+    impl<I: Send + Sync + 'static> AfterHook<I> for NoAfter {
+        const PRESENT: bool = false;
+        fn by_ref<'a>(_: &'a I, call: ToolCallResultContext<'a>) -> AfterFuture<'a> {
+            AfterFuture::from(std::future::ready(Ok(call.output)))
+        }
+        fn owned<'a>(_: I, call: ToolCallResultContext<'a>) -> AfterFuture<'a> {
+            AfterFuture::from(std::future::ready(Ok(call.output)))
         }
     }
 
