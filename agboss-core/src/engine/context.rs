@@ -101,39 +101,33 @@ impl<F: Future> Future for OrCancel<'_, F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        if !*this.polled {
-            *this.polled = true;
-            if this.token.is_cancelled() {
-                return Poll::Ready(Err(RunError::Cancelled));
-            }
-            if let Poll::Ready(out) = this.fut.as_mut().poll(cx) {
-                return Poll::Ready(Ok(out));
-            }
-        } else if this.token.is_cancelled() {
+        if this.token.is_cancelled() {
             return Poll::Ready(Err(RunError::Cancelled));
         }
-        // Registered for the cancellation before looking at the flag again, so that a cancel
-        // between the two is not missed.
+        // The first poll polls `fut` before any waiter exists: ready at once, none is registered.
+        let first = !std::mem::replace(this.polled, true);
+        if first && let Poll::Ready(out) = this.fut.as_mut().poll(cx) {
+            return Poll::Ready(Ok(out));
+        }
+        // Waiting: registered for the cancellation, then the flag looked at again, so that a
+        // cancel between the two is not missed. A waiter that fired is replaced.
         loop {
             if this.notified.is_none() {
                 this.notified.set(Some(this.token.notified()));
+                if this.token.is_cancelled() {
+                    return Poll::Ready(Err(RunError::Cancelled));
+                }
             }
-            if this.token.is_cancelled() {
-                return Poll::Ready(Err(RunError::Cancelled));
-            }
-            let Some(notified) = this.notified.as_mut().as_pin_mut() else {
-                break;
-            };
-            match notified.poll(cx) {
-                // Woken (a cancel, or a spurious notification): look at the flag again.
-                Poll::Ready(()) => this.notified.set(None),
-                Poll::Pending => break,
+            match this.notified.as_mut().as_pin_mut().map(|n| n.poll(cx)) {
+                Some(Poll::Ready(())) => this.notified.set(None),
+                _ => break,
             }
         }
-        match this.fut.poll(cx) {
-            Poll::Ready(out) => Poll::Ready(Ok(out)),
-            Poll::Pending => Poll::Pending,
+        if first {
+            // Polled above, pending: its waker is registered, and so is the cancellation's.
+            return Poll::Pending;
         }
+        this.fut.poll(cx).map(Ok)
     }
 }
 

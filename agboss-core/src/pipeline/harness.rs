@@ -59,7 +59,8 @@ pub async fn before<T: Tool>(
     let walk = before_chain(&links, &resolver, &call, &stage);
     match caught(T::META, &stage, (&links, &links), walk).await? {
         Ok(()) => Ok(ToolCallDecision::Allow),
-        Err(Stop::Decided(_, decision)) => Ok(decision),
+        Err(Stop::Replied(_, message)) => Ok(ToolCallDecision::ReplyToModel { message }),
+        Err(Stop::Blocked(_, reason)) => Ok(ToolCallDecision::Block { reason }),
         Err(Stop::Failed(error)) => Err(*error),
     }
 }

@@ -204,8 +204,10 @@ pub(crate) type HookFailure = Box<ToolCallError>;
 
 /// How a `before_tool_call` chain stopped short of the tool.
 pub(crate) enum Stop<'a> {
-    /// A hook decided `reply_to_model` or `block`.
-    Decided(&'a Link, ToolCallDecision),
+    /// A hook decided `reply_to_model`, with its message.
+    Replied(&'a Link, String),
+    /// A hook decided `block`, with its reason.
+    Blocked(&'a Link, String),
     /// A hook failed closed.
     Failed(HookFailure),
 }
@@ -232,8 +234,10 @@ pub(crate) async fn before_chain<'l>(
         if events {
             decision_event(call, link, &decision);
         }
-        if !decision.is_allow() {
-            return Err(Stop::Decided(link, decision));
+        match decision {
+            ToolCallDecision::Allow => {}
+            ToolCallDecision::ReplyToModel { message } => return Err(Stop::Replied(link, message)),
+            ToolCallDecision::Block { reason } => return Err(Stop::Blocked(link, reason)),
         }
     }
     stage.set(Stage::NONE);
@@ -249,9 +253,11 @@ pub(crate) async fn after_chain(
     mut output: ToolOutput,
     stage: &Stage,
 ) -> Result<ToolOutput, HookFailure> {
+    // Whether hook events are wanted, once per walk.
+    let events = tracing::level_enabled!(tracing::Level::TRACE);
     for (at, link) in links.iter().enumerate() {
         stage.set(at | Stage::AFTER);
-        if tracing::level_enabled!(tracing::Level::TRACE) {
+        if events {
             tracing::trace!(
                 tool = call.tool.name,
                 interceptor = link.interceptor.meta().name,

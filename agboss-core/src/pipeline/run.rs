@@ -8,7 +8,7 @@ use super::approval::approval_point;
 use super::hooks::{Caught, Stage, Stop, after_chain, before_chain, bounded_by, caught};
 use super::trace::CallTrace;
 use crate::contract::chain::Chain;
-use crate::contract::interceptor::{InputHolder, ToolCallContext, ToolCallDecision, ToolOutput};
+use crate::contract::interceptor::{InputHolder, ToolCallContext, ToolOutput};
 use crate::contract::outcome::{CallOutcome, FailureKind};
 use crate::contract::tool::{CallEnv, CallProgress, Tool, ToolMeta};
 use crate::di::{DiError, ExecutionContext, Resolver, Services};
@@ -69,7 +69,11 @@ pub(crate) async fn run_typed<T: Tool>(
     let trace = CallTrace::start(slot.meta().name, &env.call_id, &chain.path);
     let stage = Stage::new();
     let running = run_guarded(slot, chain, env, input, &stage);
-    let outcome = outcome_of(trace.in_span(running).await);
+    // A panic caught around the call is its failure, classified by its error.
+    let outcome = trace
+        .in_span(running)
+        .await
+        .unwrap_or_else(CallOutcome::from_error);
     trace.finish(&outcome);
     outcome
 }
@@ -92,22 +96,6 @@ pub(crate) fn run_guarded<'a, T: Tool>(
         links,
         walk(slot, chain, env, input, stage),
     )
-}
-
-/// The outcome of a call [`run_guarded`] ran: a panic is a failed call, of the guard when a
-/// hook panicked.
-#[inline]
-pub(crate) fn outcome_of<O>(ran: Result<CallOutcome<O>, ToolCallError>) -> CallOutcome<O> {
-    match ran {
-        Ok(outcome) => outcome,
-        Err(panicked) => {
-            let kind = match panicked {
-                ToolCallError::InterceptorPanicked { .. } => FailureKind::Guard,
-                _ => FailureKind::Tool,
-            };
-            CallOutcome::failed(kind, panicked)
-        }
-    }
 }
 
 /// The call itself, the running hook recorded in `stage`. An `async` block rather than an
@@ -143,25 +131,15 @@ fn walk<'a, T: Tool>(
             );
         }
 
-        // Fast path: no interceptor at all.
-        if chain.before.is_empty() && chain.after.is_empty() {
-            if let Err(error) = approval_point::<T>(meta, &input, env.approval) {
-                return CallOutcome::failed(FailureKind::Approval, error);
-            }
-            let ran = ran(
-                run_tool(slot, &resolver, meta, input, run_timeout).await,
-                progress,
-            );
-            return finish::<T>(meta, ran);
-        }
-
         let holder = InputHolder::new(&input);
         let call = ToolCallContext {
             tool: meta,
             input: &holder,
             execution: &execution,
         };
-        if let Err(stop) = before_chain(&chain.before, &resolver, &call, stage).await {
+        if !chain.before.is_empty()
+            && let Err(stop) = before_chain(&chain.before, &resolver, &call, stage).await
+        {
             return stopped(meta, &execution, stop);
         }
 
@@ -210,16 +188,11 @@ fn walk<'a, T: Tool>(
 #[cold]
 fn stopped<O>(meta: &ToolMeta, execution: &ExecutionContext, stop: Stop<'_>) -> CallOutcome<O> {
     match stop {
-        Stop::Decided(link, ToolCallDecision::ReplyToModel { message }) => CallOutcome::Replied {
+        Stop::Replied(link, message) => CallOutcome::Replied {
             message,
             interceptor: link.interceptor.meta().name,
         },
-        Stop::Decided(link, decision) => {
-            let reason = match decision {
-                ToolCallDecision::Block { reason } => reason,
-                // `before_chain` only stops on a decision that does not allow.
-                ToolCallDecision::Allow | ToolCallDecision::ReplyToModel { .. } => String::new(),
-            };
+        Stop::Blocked(link, reason) => {
             let blocked = ToolBlockedError {
                 tool_name: meta.name.to_string(),
                 call_id: execution.call_id().to_string(),

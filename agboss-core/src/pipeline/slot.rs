@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::hooks::Stage;
 use super::render::{mask_message, render_result};
-use super::run::{ToolSlot, outcome_of, run_guarded};
+use super::run::{ToolSlot, run_guarded};
 use super::trace::CallTrace;
 use crate::contract::chain::Chain;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
@@ -70,7 +70,11 @@ pub(crate) fn call_json_typed<'a, T: Tool>(
             Ok(input) => {
                 let stage = Stage::new();
                 let running = run_guarded(slot, chain, env, input, &stage);
-                let ran = outcome_of(trace.in_span(running).await);
+                // A panic caught around the call is its failure, classified by its error.
+                let ran = trace
+                    .in_span(running)
+                    .await
+                    .unwrap_or_else(CallOutcome::from_error);
                 rendered(&trace, capture, meta, chain, ran, max_result_size)
             }
             Err(rejected) => rejected,

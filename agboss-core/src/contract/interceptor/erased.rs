@@ -54,16 +54,20 @@ pub trait ErasedInterceptor: Send + Sync {
     ) -> AfterFuture<'a>;
 }
 
-/// The `before_tool_call` of a concrete interceptor type, on a shared instance and on an owned
-/// (per-invocation) one: implemented by the probe's tags, [`probe::HasBefore`] (calls the
-/// hook) and [`probe::NoBefore`] (allows), so the chain calls the hook directly, through no
-/// function pointer.
+/// The `before_tool_call` of a concrete interceptor type, implemented by the probe's tags:
+/// [`probe::HasBefore`] runs the hook on the shared instance (or one built for the call),
+/// [`probe::NoBefore`] allows. The chain calls it directly, through no function pointer.
 #[doc(hidden)]
 pub trait BeforeHook<I>: Send + Sync + 'static {
     /// Whether `I` has the hook.
     const PRESENT: bool;
-    fn by_ref<'a>(instance: &'a I, call: &'a ToolCallContext<'a>) -> BeforeFuture<'a>;
-    fn owned<'a>(instance: I, call: &'a ToolCallContext<'a>) -> BeforeFuture<'a>;
+    /// The hook's future on `shared` (`None`: the interceptor has per-invocation deps, and an
+    /// instance is built from `resolver`).
+    fn start<'a>(
+        shared: Option<&'a I>,
+        resolver: &'a Resolver<'a>,
+        call: &'a ToolCallContext<'a>,
+    ) -> BeforeFuture<'a>;
 }
 
 /// The `after_tool_call` of a concrete interceptor type (see [`BeforeHook`]).
@@ -71,8 +75,12 @@ pub trait BeforeHook<I>: Send + Sync + 'static {
 pub trait AfterHook<I>: Send + Sync + 'static {
     /// Whether `I` has the hook.
     const PRESENT: bool;
-    fn by_ref<'a>(instance: &'a I, call: ToolCallResultContext<'a>) -> AfterFuture<'a>;
-    fn owned<'a>(instance: I, call: ToolCallResultContext<'a>) -> AfterFuture<'a>;
+    /// The hook's future (see [`BeforeHook::start`]).
+    fn start<'a>(
+        shared: Option<&'a I>,
+        resolver: &'a Resolver<'a>,
+        call: ToolCallResultContext<'a>,
+    ) -> AfterFuture<'a>;
 }
 
 /// The hooks of a concrete interceptor type, found by the macro (`B` and `A` are the probe's
@@ -120,36 +128,14 @@ impl<I: ToolInterceptor, B: BeforeHook<I>, A: AfterHook<I>> ErasedInterceptor
         resolver: &'a Resolver<'a>,
         call: &'a ToolCallContext<'a>,
     ) -> BeforeFuture<'a> {
-        if !B::PRESENT {
-            return BeforeFuture::from(std::future::ready(Ok(ToolCallDecision::Allow)));
-        }
-        match &self.shared {
-            Some(instance) => B::by_ref(instance, call),
-            None => match I::construct(resolver) {
-                Ok(instance) => B::owned(instance, call),
-                Err(error) => {
-                    BeforeFuture::from(std::future::ready(Err(HookError::Dependency(error))))
-                }
-            },
-        }
+        B::start(self.shared.as_ref(), resolver, call)
     }
     fn after<'a>(
         &'a self,
         resolver: &'a Resolver<'a>,
         call: ToolCallResultContext<'a>,
     ) -> AfterFuture<'a> {
-        if !A::PRESENT {
-            return AfterFuture::from(std::future::ready(Ok(call.output)));
-        }
-        match &self.shared {
-            Some(instance) => A::by_ref(instance, call),
-            None => match I::construct(resolver) {
-                Ok(instance) => A::owned(instance, call),
-                Err(error) => {
-                    AfterFuture::from(std::future::ready(Err(HookError::Dependency(error))))
-                }
-            },
-        }
+        A::start(self.shared.as_ref(), resolver, call)
     }
 }
 
@@ -157,7 +143,7 @@ impl<I: ToolInterceptor, B: BeforeHook<I>, A: AfterHook<I>> ErasedInterceptor
 #[doc(hidden)]
 pub mod probe {
     use super::*;
-    use std::future::Future;
+    use std::future::{Future, ready};
     use std::marker::PhantomData;
     use std::pin::Pin;
     use std::task::{Context, Poll};
@@ -232,42 +218,66 @@ pub mod probe {
     }
     impl<I> ViaNoAfter for Probe<I> {}
 
-    impl<I: BeforeToolCall + 'static> BeforeHook<I> for HasBefore {
+    impl<I: BeforeToolCall + ToolInterceptor> BeforeHook<I> for HasBefore {
         const PRESENT: bool = true;
         #[inline]
-        fn by_ref<'a>(i: &'a I, call: &'a ToolCallContext<'a>) -> BeforeFuture<'a> {
-            BeforeFuture::from_or_box(failing(i.before_tool_call(call)))
-        }
-        fn owned<'a>(i: I, call: &'a ToolCallContext<'a>) -> BeforeFuture<'a> {
-            BeforeFuture::from_or_box(async move { failing(i.before_tool_call(call)).await })
+        fn start<'a>(
+            shared: Option<&'a I>,
+            resolver: &'a Resolver<'a>,
+            call: &'a ToolCallContext<'a>,
+        ) -> BeforeFuture<'a> {
+            match shared {
+                Some(i) => BeforeFuture::from_or_box(failing(i.before_tool_call(call))),
+                None => {
+                    match I::construct(resolver) {
+                        Ok(i) => BeforeFuture::from_or_box(async move {
+                            failing(i.before_tool_call(call)).await
+                        }),
+                        Err(error) => BeforeFuture::from(ready(Err(HookError::Dependency(error)))),
+                    }
+                }
+            }
         }
     }
     impl<I: Send + Sync + 'static> BeforeHook<I> for NoBefore {
         const PRESENT: bool = false;
-        fn by_ref<'a>(_: &'a I, _: &'a ToolCallContext<'a>) -> BeforeFuture<'a> {
-            BeforeFuture::from(std::future::ready(Ok(ToolCallDecision::Allow)))
-        }
-        fn owned<'a>(_: I, _: &'a ToolCallContext<'a>) -> BeforeFuture<'a> {
-            BeforeFuture::from(std::future::ready(Ok(ToolCallDecision::Allow)))
+        fn start<'a>(
+            _: Option<&'a I>,
+            _: &'a Resolver<'a>,
+            _: &'a ToolCallContext<'a>,
+        ) -> BeforeFuture<'a> {
+            BeforeFuture::from(ready(Ok(ToolCallDecision::Allow)))
         }
     }
-    impl<I: AfterToolCall + 'static> AfterHook<I> for HasAfter {
+    impl<I: AfterToolCall + ToolInterceptor> AfterHook<I> for HasAfter {
         const PRESENT: bool = true;
         #[inline]
-        fn by_ref<'a>(i: &'a I, call: ToolCallResultContext<'a>) -> AfterFuture<'a> {
-            AfterFuture::from_or_box(failing(i.after_tool_call(call)))
-        }
-        fn owned<'a>(i: I, call: ToolCallResultContext<'a>) -> AfterFuture<'a> {
-            AfterFuture::from_or_box(async move { failing(i.after_tool_call(call)).await })
+        fn start<'a>(
+            shared: Option<&'a I>,
+            resolver: &'a Resolver<'a>,
+            call: ToolCallResultContext<'a>,
+        ) -> AfterFuture<'a> {
+            match shared {
+                Some(i) => AfterFuture::from_or_box(failing(i.after_tool_call(call))),
+                None => {
+                    match I::construct(resolver) {
+                        Ok(i) => AfterFuture::from_or_box(async move {
+                            failing(i.after_tool_call(call)).await
+                        }),
+                        Err(error) => AfterFuture::from(ready(Err(HookError::Dependency(error)))),
+                    }
+                }
+            }
         }
     }
     impl<I: Send + Sync + 'static> AfterHook<I> for NoAfter {
         const PRESENT: bool = false;
-        fn by_ref<'a>(_: &'a I, call: ToolCallResultContext<'a>) -> AfterFuture<'a> {
-            AfterFuture::from(std::future::ready(Ok(call.output)))
-        }
-        fn owned<'a>(_: I, call: ToolCallResultContext<'a>) -> AfterFuture<'a> {
-            AfterFuture::from(std::future::ready(Ok(call.output)))
+        fn start<'a>(
+            _: Option<&'a I>,
+            _: &'a Resolver<'a>,
+            call: ToolCallResultContext<'a>,
+        ) -> AfterFuture<'a> {
+            AfterFuture::from(ready(Ok(call.output)))
         }
     }
 
