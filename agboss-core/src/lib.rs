@@ -78,6 +78,7 @@ pub mod pii;
 pub mod pipeline;
 pub mod store;
 pub mod telemetry;
+mod tls;
 
 #[doc(hidden)]
 pub mod __private;

@@ -181,10 +181,13 @@ impl HttpCore {
     ) -> Result<Self, ModelError> {
         let client = match &settings.client {
             Some(c) => c.clone(),
-            None => reqwest::Client::builder()
-                .connect_timeout(settings.timeout)
-                .build()
-                .map_err(|e| ModelError::config(format!("cannot build HTTP client: {e}")))?,
+            None => {
+                crate::tls::ensure_provider();
+                reqwest::Client::builder()
+                    .connect_timeout(settings.timeout)
+                    .build()
+                    .map_err(|e| ModelError::config(format!("cannot build HTTP client: {e}")))?
+            }
         };
         Ok(Self {
             client,

@@ -61,6 +61,7 @@ pub fn otlp_tracer_provider(
     service_name: impl Into<String>,
     endpoint: Option<&str>,
 ) -> Result<SdkTracerProvider, OtelError> {
+    crate::tls::ensure_provider();
     let mut builder = opentelemetry_otlp::SpanExporter::builder().with_http();
     if let Some(endpoint) = endpoint {
         builder = builder.with_endpoint(endpoint);

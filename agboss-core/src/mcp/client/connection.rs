@@ -343,6 +343,7 @@ async fn open(
                     reqwest::header::HeaderValue::from_str(value).map_err(|_| bad("value"))?;
                 custom.insert(name, value);
             }
+            crate::tls::ensure_provider();
             let transport = StreamableHttpClientTransport::from_config(
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom),
             );
