@@ -83,6 +83,10 @@ mod tls;
 #[doc(hidden)]
 pub mod __private;
 
+mod compat;
+#[doc(hidden)]
+pub use compat::{agent, listener};
+
 /// `#[mcp_tool]` (feature `mcp`): see [`mcp::client`].
 #[cfg(feature = "mcp")]
 pub use agboss_macros::mcp_tool;

@@ -419,3 +419,76 @@ fn a_missing_provider_for_an_interceptor_names_it() {
         }
     );
 }
+
+// ---- a tool's `timeout_ms` bounds its `run` only ----
+
+#[tool_interceptor(
+    name = "unbounded-tool-interceptor",
+    description = "No time limit of its own"
+)]
+pub struct UnboundedToolInterceptor;
+impl BeforeToolCall for UnboundedToolInterceptor {
+    async fn before_tool_call(
+        &self,
+        _call: &ToolCallContext<'_>,
+    ) -> Result<ToolCallDecision, InterceptorError> {
+        Ok(ToolCallDecision::allow())
+    }
+}
+
+#[tool_interceptor(
+    name = "bounded-tool-interceptor",
+    description = "Has its own limit",
+    timeout_ms = 50
+)]
+pub struct BoundedToolInterceptor;
+impl BeforeToolCall for BoundedToolInterceptor {
+    async fn before_tool_call(
+        &self,
+        _call: &ToolCallContext<'_>,
+    ) -> Result<ToolCallDecision, InterceptorError> {
+        Ok(ToolCallDecision::allow())
+    }
+}
+
+#[tool(name = "quick-tool", description = "Has a 200 ms limit", input = TextDto, output = TextDto,
+       timeout_ms = 200, tool_interceptors = [UnboundedToolInterceptor, BoundedToolInterceptor])]
+pub struct QuickTool;
+impl ToolHandler<TextDto, TextDto> for QuickTool {
+    async fn run(&self, input: TextDto) -> Result<TextDto, ToolError> {
+        Ok(input)
+    }
+}
+
+#[test]
+fn a_tool_timeout_over_an_interceptor_without_its_own_limit_is_a_warning() {
+    let app = App::builder().tool::<QuickTool>().build().unwrap();
+    let warning = BuildWarning::HooksNotBoundByToolTimeout {
+        tool: "quick-tool",
+        interceptor: "unbounded-tool-interceptor",
+        hook_timeout: agboss_core::contract::interceptor::DEFAULT_HOOK_TIMEOUT,
+    };
+    // The interceptor with a limit of its own is not reported.
+    assert_eq!(app.warnings(), std::slice::from_ref(&warning));
+    assert!(
+        warning
+            .to_string()
+            .contains("#[tool_interceptor(timeout_ms = ..)]"),
+        "{warning}"
+    );
+    // deny_warnings makes it a build error, so CI catches a guard whose limit grew.
+    assert!(
+        App::builder()
+            .tool::<QuickTool>()
+            .deny_warnings()
+            .build()
+            .is_err()
+    );
+    // An app bound on hooks no looser than the tool's limit: nothing grew, no warning.
+    let app = App::builder()
+        .tool::<QuickTool>()
+        .interceptor_timeout(std::time::Duration::from_millis(200))
+        .build()
+        .unwrap();
+    assert_eq!(app.warnings(), []);
+}

@@ -25,6 +25,15 @@ use crate::pii::MaskReport;
 pub mod listener;
 pub mod stack;
 
+/// Before 0.2, how a call through a callback ended; every path now ends with one
+/// [`CallOutcome`](crate::CallOutcome) (`Ran` for `Output`, `Replied` for `ReplyToModel`,
+/// `Failed` for the rest).
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed: every call ends with `agboss_core::CallOutcome` (Output → Ran, ReplyToModel → Replied, ReportedError → Failed)"
+)]
+pub type ToolResult = crate::contract::outcome::CallOutcome;
+
 /// Where a callback's tool comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -80,6 +80,20 @@ pub enum BuildWarning {
         /// Its name.
         name: &'static str,
     },
+    /// A tool sets `#[tool(timeout_ms)]`, and an interceptor on its chain sets no
+    /// `#[tool_interceptor(timeout_ms)]` of its own, so the interceptor's hooks get the app's
+    /// [`interceptor_timeout`](crate::AppBuilder::interceptor_timeout), which is longer than
+    /// the tool's limit. A tool's `timeout_ms` bounds its `run` only (before 0.2 it bounded the
+    /// hooks too): give the interceptor its own `timeout_ms`, or lower the app's interceptor
+    /// timeout, to keep the guard's limit.
+    HooksNotBoundByToolTimeout {
+        /// The tool.
+        tool: &'static str,
+        /// The interceptor whose hooks are not bounded by the tool's `timeout_ms`.
+        interceptor: &'static str,
+        /// The limit its hooks get instead.
+        hook_timeout: Duration,
+    },
 }
 
 impl fmt::Display for BuildWarning {
@@ -96,6 +110,17 @@ impl fmt::Display for BuildWarning {
             Self::Unreachable { kind, name } => write!(
                 f,
                 "{kind} `{name}` is registered but no path of the application reaches it"
+            ),
+            Self::HooksNotBoundByToolTimeout {
+                tool,
+                interceptor,
+                hook_timeout,
+            } => write!(
+                f,
+                "tool `{tool}` sets `timeout_ms`, which bounds its `run` only: the hooks of `{interceptor}` \
+                 get the app's interceptor timeout ({} ms); set `#[tool_interceptor(timeout_ms = ..)]` \
+                 on `{interceptor}` or `AppBuilder::interceptor_timeout` to bound them",
+                hook_timeout.as_millis()
             ),
         }
     }

@@ -3,6 +3,7 @@
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::guardrails::{GuardExclusion, GuardSpec, Guardrails};
 use super::{BuildWarning, Pool, RemoteServers, ScopeSpec, not_connected};
@@ -12,6 +13,7 @@ use crate::contract::interceptor::InterceptorMeta;
 use crate::contract::scope::{ScopeKind, ScopeRef};
 use crate::contract::tool::{ErasedToolSlot, ToolMeta};
 use crate::contract::workflow::WorkflowMeta;
+
 use crate::di::Services;
 use crate::error::BuildError;
 
@@ -173,6 +175,35 @@ impl Resolution {
         Ok(chain)
     }
 
+    /// The chain of a tool on `scopes` (the tool's own scope last), with a warning for each of
+    /// its interceptors whose hooks the tool's `timeout_ms` might be taken to bound: since
+    /// 0.2 a tool's `timeout_ms` bounds its `run` only, and an interceptor without a
+    /// `timeout_ms` of its own gets the app's interceptor timeout. Only a bound looser than the
+    /// tool's is reported: that is where a guard's time limit silently grew.
+    pub(super) fn tool_chain(
+        &mut self,
+        scopes: &[ScopeSpec],
+        tool: &'static ToolMeta,
+    ) -> Result<Chain, BuildError> {
+        let chain = self.chain(scopes)?;
+        if let Some(ms) = tool.timeout_ms {
+            let hook_timeout = self.pool.hook_timeout;
+            if hook_timeout > Duration::from_millis(ms) {
+                for entry in &chain.entries {
+                    if entry.interceptor.timeout_ms.is_none() {
+                        self.warnings
+                            .push(BuildWarning::HooksNotBoundByToolTimeout {
+                                tool: tool.name,
+                                interceptor: entry.interceptor.name,
+                                hook_timeout,
+                            });
+                    }
+                }
+            }
+        }
+        Ok(chain)
+    }
+
     /// A router and its routes (added to `agents`): the router's guardrails on application →
     /// [workflow →] router, each route's on application → [workflow →] router → agent.
     pub(super) fn router(
@@ -241,7 +272,7 @@ impl Resolution {
         for t in &own {
             let mut path = scopes.clone();
             path.push(tool_scope(t));
-            let chain = self.chain(&path)?;
+            let chain = self.tool_chain(&path, t)?;
             tools.push((*t, chain, inherited));
         }
         // An agent without tools still reports its useless exclusions.

@@ -134,7 +134,7 @@ impl Blueprint {
         // Resolve chains against the services, then freeze them.
         let mut pending_tools: Vec<(&'static ToolMeta, Chain, Option<usize>)> = Vec::new();
         for meta in dedup(&all_tools) {
-            let chain = r.chain(&[app_scope.clone(), tool_scope(meta)])?;
+            let chain = r.tool_chain(&[app_scope.clone(), tool_scope(meta)], meta)?;
             pending_tools.push((meta, chain, r.app_max));
         }
         let mut pending_agents: Vec<PendingAgent> = Vec::new();
@@ -172,7 +172,8 @@ impl Blueprint {
             }
             let mut tools = Vec::new();
             for t in w.tools {
-                let chain = r.chain(&[app_scope.clone(), w_scope.clone(), tool_scope(t)])?;
+                let chain =
+                    r.tool_chain(&[app_scope.clone(), w_scope.clone(), tool_scope(t)], t)?;
                 tools.push((*t, chain, w.max_result_size.or(r.app_max)));
             }
             pending_workflows.push(PendingWorkflow {

@@ -1,0 +1,88 @@
+//! Paths of 0.1 that moved, kept for one release as deprecated re-exports: code written
+//! against them compiles with a warning that names the new place (see CHANGELOG.md).
+//!
+//! `agent` shares its name with the `#[agent]` macro, and `use agboss_core::agent;` imports
+//! both: a deprecated *module* would warn every user of the macro. So that module is not
+//! deprecated itself; its types, constants and functions are, one by one (a trait cannot be
+//! aliased: `Agent` and `Router` are plain re-exports). rustc does not report a deprecated
+//! module named in the middle of a path, so `listener` is done the same way.
+
+/// Before 0.2: agents' traits and the run API. Agents' traits are now in
+/// [`contract::agent`](crate::contract::agent), runs and events in [`engine`](crate::engine);
+/// both at the crate root and in the prelude.
+pub mod agent {
+    use crate::{callback, contract, engine};
+
+    pub use crate::contract::agent::{Agent, Router};
+
+    macro_rules! moved {
+        ($($name:ident = $path:path, $to:literal;)*) => {$(
+            #[deprecated(since = "0.2.0", note = $to)]
+            #[doc = concat!("Moved to `", $to, "`.")]
+            pub type $name = $path;
+        )*};
+    }
+    moved! {
+        AgentMeta = contract::agent::AgentMeta, "moved to agboss_core::contract::agent::AgentMeta";
+        RouterMeta = contract::agent::RouterMeta, "moved to agboss_core::contract::agent::RouterMeta";
+        ToolErrorPolicy = contract::agent::ToolErrorPolicy, "moved to agboss_core::ToolErrorPolicy";
+        CallbackWrapper = callback::stack::CallbackWrapper, "moved to agboss_core::callback::stack::CallbackWrapper";
+        CallDecision = engine::CallDecision, "moved to agboss_core::CallDecision";
+        RouteReason = engine::RouteReason, "moved to agboss_core::engine::RouteReason";
+        RunEvent = engine::RunEvent, "moved to agboss_core::RunEvent";
+        StepKind = engine::StepKind, "moved to agboss_core::engine::StepKind";
+        StepOutcome = engine::StepOutcome, "moved to agboss_core::engine::StepOutcome";
+        CancelToken = engine::CancelToken, "moved to agboss_core::engine::CancelToken";
+        RunContext = engine::RunContext, "moved to agboss_core::RunContext";
+        RunError = engine::RunError, "moved to agboss_core::RunError";
+        RunOutput = engine::RunOutput, "moved to agboss_core::RunOutput";
+        RunStream = engine::RunStream, "moved to agboss_core::RunStream";
+        Target = engine::Target, "moved to agboss_core::Target";
+    }
+
+    /// Moved to `agboss_core::engine::DEFAULT_MAX_TURNS`.
+    #[deprecated(
+        since = "0.2.0",
+        note = "moved to agboss_core::engine::DEFAULT_MAX_TURNS"
+    )]
+    pub const DEFAULT_MAX_TURNS: u32 = engine::DEFAULT_MAX_TURNS;
+    /// Moved to `agboss_core::engine::DEFAULT_MAX_PARALLEL_TOOL_CALLS`.
+    #[deprecated(
+        since = "0.2.0",
+        note = "moved to agboss_core::engine::DEFAULT_MAX_PARALLEL_TOOL_CALLS"
+    )]
+    pub const DEFAULT_MAX_PARALLEL_TOOL_CALLS: usize = engine::DEFAULT_MAX_PARALLEL_TOOL_CALLS;
+
+    /// Moved to `agboss_core::engine::parse_route`.
+    #[deprecated(since = "0.2.0", note = "moved to agboss_core::engine::parse_route")]
+    pub fn parse_route(answer: &str, routes: &[&str]) -> Option<usize> {
+        engine::parse_route(answer, routes)
+    }
+}
+
+/// Before 0.2: the listener API, now [`callback::listener`](crate::callback::listener) (and
+/// the crate root).
+pub mod listener {
+    use crate::callback;
+
+    pub use crate::callback::listener::ToolCallListener;
+
+    /// Moved to `agboss_core::ToolCallInfo`.
+    #[deprecated(since = "0.2.0", note = "moved to agboss_core::ToolCallInfo")]
+    pub type ToolCallInfo<'a> = callback::listener::ToolCallInfo<'a>;
+    /// Moved to `agboss_core::callback::listener::ListenedToolCallback`.
+    #[deprecated(
+        since = "0.2.0",
+        note = "moved to agboss_core::callback::listener::ListenedToolCallback"
+    )]
+    pub type ListenedToolCallback<L> = callback::listener::ListenedToolCallback<L>;
+    /// Moved to `agboss_core::ToolCallListeners`.
+    #[deprecated(since = "0.2.0", note = "moved to agboss_core::ToolCallListeners")]
+    pub type ToolCallListeners = callback::listener::ToolCallListeners;
+    /// Moved to `agboss_core::callback::stack::ToolCallListenerSet`.
+    #[deprecated(
+        since = "0.2.0",
+        note = "moved to agboss_core::callback::stack::ToolCallListenerSet"
+    )]
+    pub type ToolCallListenerSet = callback::stack::ToolCallListenerSet;
+}

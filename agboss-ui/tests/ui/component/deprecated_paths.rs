@@ -1,0 +1,22 @@
+// Paths of 0.1 that moved still resolve, with a deprecation that names the new place (denied
+// here so that the note shows in the expected output).
+#![deny(deprecated)]
+#![allow(dead_code)]
+
+use agboss_core::agent::RunEvent;
+use agboss_core::callback::ToolResult;
+use agboss_core::listener::{ToolCallListener, ToolCallListeners};
+// The `#[agent]` macro and the old `agent` module share the name: importing it warns of nothing.
+use agboss_core::agent;
+
+// The old names are the new types.
+fn same_types(event: RunEvent, outcome: ToolResult) -> (agboss_core::RunEvent, agboss_core::CallOutcome) {
+    (event, outcome)
+}
+
+fn listener<L: ToolCallListener>(_: L, _: ToolCallListeners) {}
+
+#[agent(name = "quiet-agent", description = "Imports the macro")]
+pub struct QuietAgent;
+
+fn main() {}
