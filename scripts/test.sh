@@ -42,6 +42,9 @@ exports="$(bash "$ROOT/scripts/mcp-peers.sh" install)"
 eval "$exports"
 echo "test.sh: AGBOSS_TEST_MCP_EVERYTHING=$AGBOSS_TEST_MCP_EVERYTHING" >&2
 
+# No incremental compilation data (8 GB of target/ for the whole suite, and slower from clean);
+# set CARGO_INCREMENTAL=1 to keep it while you iterate.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 status=0
 cargo test --workspace "$@" || status=$?
 exit "$status"
