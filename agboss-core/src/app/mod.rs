@@ -213,7 +213,7 @@ impl App {
     /// Renders the resolved structure: every path, every tool's chain in order, where each
     /// interceptor came from and where one was excluded.
     pub fn describe(&self) -> String {
-        self.inner.resolved.describe()
+        crate::cascade::describe(&self.inner.resolved)
     }
 
     /// Runs `target` on `input` to its final answer. See [`crate::engine`] for the loop.

@@ -24,6 +24,7 @@ use std::time::Duration;
 pub use bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 pub use guardrails::{GuardSpec, GuardrailChain, GuardrailEntry, Guardrails};
 use resolve::TypeIdHasher;
+pub(crate) use describe::render as describe;
 pub(crate) use resolve::{Blueprint, Resolved};
 
 use crate::contract::chain::{Chain, ChainEntry, Exclusion, Link};

@@ -349,13 +349,6 @@ pub(crate) struct Resolved {
     pub(crate) app_guardrails: GuardSpec,
 }
 
-impl Resolved {
-    /// The app's resolved structure as text (see `App::describe`).
-    pub(crate) fn describe(&self) -> String {
-        super::describe::render(self)
-    }
-}
-
 /// `TypeId`s are hashes already: the typed handle's lookup (on every direct call) skips SipHash.
 #[derive(Default)]
 pub(crate) struct TypeIdHasher(u64);
