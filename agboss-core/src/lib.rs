@@ -76,6 +76,7 @@ pub mod mcp;
 pub mod model;
 pub mod pii;
 pub mod pipeline;
+pub mod prelude;
 pub mod store;
 pub mod telemetry;
 mod tls;

@@ -22,9 +22,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
+pub(crate) use describe::render as describe;
 pub use guardrails::{GuardSpec, GuardrailChain, GuardrailEntry, Guardrails};
 use resolve::TypeIdHasher;
-pub(crate) use describe::render as describe;
 pub(crate) use resolve::{Blueprint, Resolved};
 
 use crate::contract::chain::{Chain, ChainEntry, Exclusion, Link};
