@@ -4,6 +4,10 @@
 //! interceptor cascade and the agent loop. Every macro is re-exported here, so an application
 //! depends on `agboss-core` only (and on `agboss-testing` for its tests).
 //!
+//! The reference, feature by feature, is the [`guide`]: DTOs, tools and interceptors, the
+//! cascade, DI, the runtime, providers, listeners, PII, tracing, errors, threads and durable
+//! runs, approval, MCP and guardrails, each page with compiled examples.
+//!
 //! Every tool call, however it is made, runs one pipeline: input DTO validation →
 //! `before_tool_call`s (outer to inner) → the approval point → `run` → `after_tool_call`s (inner
 //! to outer) → output re-validation → PII masking and `max_result_size` truncation, and ends
@@ -146,7 +150,6 @@ pub mod guide {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
-
 
 /// `#[mcp_tool]` (feature `mcp`): see [`mcp::client`].
 #[cfg(feature = "mcp")]

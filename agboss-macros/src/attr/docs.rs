@@ -139,9 +139,19 @@ mod tests {
                 .map(|t| t.lines().filter(|l| l.starts_with("| `")).count())
                 .sum();
             let keys = doc.keys();
-            assert_eq!(keys.len(), rows, "#[{}]: a row the parser cannot read", doc.attr);
+            assert_eq!(
+                keys.len(),
+                rows,
+                "#[{}]: a row the parser cannot read",
+                doc.attr
+            );
             for (i, k) in keys.iter().enumerate() {
-                assert!(!k.example.is_empty(), "#[{}] `{}`: no example", doc.attr, k.key);
+                assert!(
+                    !k.example.is_empty(),
+                    "#[{}] `{}`: no example",
+                    doc.attr,
+                    k.key
+                );
                 assert!(
                     keys[..i].iter().all(|other| other.key != k.key),
                     "#[{}] documents `{}` twice",
