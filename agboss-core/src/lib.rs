@@ -4,6 +4,10 @@
 //! interceptor cascade and the agent loop. Every macro is re-exported here, so an application
 //! depends on `agboss-core` only (and on `agboss-testing` for its tests).
 //!
+//! The reference, feature by feature, is the [`guide`]: DTOs, tools and interceptors, the
+//! cascade, DI, the runtime, providers, listeners, PII, tracing, errors, threads and durable
+//! runs, approval, MCP and guardrails, each page with compiled examples.
+//!
 //! Every tool call, however it is made, runs one pipeline: input DTO validation →
 //! `before_tool_call`s (outer to inner) → the approval point → `run` → `after_tool_call`s (inner
 //! to outer) → output re-validation → PII masking and `max_result_size` truncation, and ends
@@ -87,6 +91,70 @@ pub mod __private;
 mod compat;
 #[doc(hidden)]
 pub use compat::{agent, listener};
+
+/// The reference, page by page: every feature with its rules and compiled examples. Pages
+/// only (no items); start at the [table of contents](guide).
+pub mod guide {
+    #![doc = include_str!("../docs/guide/index.md")]
+    pub mod dto {
+        #![doc = include_str!("../docs/guide/dto.md")]
+    }
+    pub mod tools {
+        #![doc = include_str!("../docs/guide/tools.md")]
+    }
+    pub mod cascade {
+        #![doc = include_str!("../docs/guide/cascade.md")]
+    }
+    pub mod di {
+        #![doc = include_str!("../docs/guide/di.md")]
+    }
+    pub mod testing {
+        #![doc = include_str!("../docs/guide/testing.md")]
+    }
+    pub mod runtime {
+        #![doc = include_str!("../docs/guide/runtime.md")]
+    }
+    pub mod providers {
+        #![doc = include_str!("../docs/guide/providers.md")]
+    }
+    pub mod listeners {
+        #![doc = include_str!("../docs/guide/listeners.md")]
+    }
+    pub mod pii {
+        #![doc = include_str!("../docs/guide/pii.md")]
+    }
+    pub mod tracing {
+        #![doc = include_str!("../docs/guide/tracing.md")]
+    }
+    pub mod errors {
+        #![doc = include_str!("../docs/guide/errors.md")]
+    }
+    pub mod threads {
+        #![doc = include_str!("../docs/guide/threads.md")]
+    }
+    pub mod approval {
+        #![doc = include_str!("../docs/guide/approval.md")]
+    }
+    /// MCP both ways (feature `mcp`).
+    pub mod mcp {
+        #![cfg_attr(feature = "mcp", doc = include_str!("../docs/guide/mcp.md"))]
+        #![cfg_attr(
+            not(feature = "mcp"),
+            doc = "MCP both ways: this page needs the feature `mcp` (`cargo doc --features mcp`)."
+        )]
+    }
+    pub mod guardrails {
+        #![doc = include_str!("../docs/guide/guardrails.md")]
+    }
+    pub mod differences {
+        #![doc = include_str!("../docs/guide/differences.md")]
+    }
+}
+
+// The README's samples are doc tests too.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
 
 /// `#[mcp_tool]` (feature `mcp`): see [`mcp::client`].
 #[cfg(feature = "mcp")]

@@ -7,7 +7,9 @@
 //! place. PII policies of every scope of a path apply, outermost first (each once); there is no
 //! `exclude_pii_policies`: an inner scope cannot switch off the masking an outer one requires.
 //!
-//! Uses [`crate::pipeline`] (to build tool slots) and [`crate::contract`].
+//! Uses [`crate::contract`] (the metas, the chains and the tools' slots) and the leaves
+//! ([`crate::di`], [`crate::error`], [`crate::model`] for tool definitions, [`crate::pii`],
+//! [`crate::store`] for the policy digest); not [`crate::pipeline`].
 mod bound;
 mod describe;
 mod guardrails;

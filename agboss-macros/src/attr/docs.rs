@@ -1,6 +1,7 @@
 //! The key tables of the macros' documentation (`agboss-macros/doc/*.md`), written once: the
-//! rustdoc pages include them, the README repeats them (a test checks it), and the parser
-//! reads the accepted keys and their examples from them for its messages.
+//! macros' rustdoc pages include them (the reference in `agboss_core::guide` links there
+//! instead of repeating them), and the parser reads the accepted keys and their examples from
+//! them for its messages.
 
 /// A table row: `| `key` | `example` | default | meaning |`.
 pub struct KeyDoc {
@@ -127,24 +128,37 @@ fn rows(table: &'static str) -> impl Iterator<Item = KeyDoc> {
 mod tests {
     use super::ALL;
 
-    /// The README's key table of `doc`, as `scripts/readme-keys.py` writes it.
-    fn readme_block(doc: &super::MacroDoc) -> String {
-        let rows: String = doc.tables.concat();
-        format!(
-            "<!-- keys: {} -->\n| key | written as | default | meaning |\n| --- | --- | --- | --- |\n{rows}<!-- /keys -->",
-            doc.attr
-        )
-    }
-
+    /// Every row of every table gives the parser a key and how it is written, and no macro
+    /// documents a key twice (its messages name the first row).
     #[test]
-    fn the_readme_tables_are_the_rustdoc_tables() {
-        let readme = include_str!("../../../README.md");
+    fn every_table_row_gives_a_key_and_its_example() {
         for doc in ALL {
-            assert!(
-                readme.contains(&readme_block(doc)),
-                "README.md's keys of #[{}] differ from agboss-macros/doc/*.md: run `python3 scripts/readme-keys.py`",
+            let rows: usize = doc
+                .tables
+                .iter()
+                .map(|t| t.lines().filter(|l| l.starts_with("| `")).count())
+                .sum();
+            let keys = doc.keys();
+            assert_eq!(
+                keys.len(),
+                rows,
+                "#[{}]: a row the parser cannot read",
                 doc.attr
             );
+            for (i, k) in keys.iter().enumerate() {
+                assert!(
+                    !k.example.is_empty(),
+                    "#[{}] `{}`: no example",
+                    doc.attr,
+                    k.key
+                );
+                assert!(
+                    keys[..i].iter().all(|other| other.key != k.key),
+                    "#[{}] documents `{}` twice",
+                    doc.attr,
+                    k.key
+                );
+            }
         }
     }
 }
