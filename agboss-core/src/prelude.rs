@@ -59,6 +59,7 @@ pub use crate::contract::guardrail::{
 };
 pub use crate::contract::interceptor::{
     AfterToolCall, BeforeToolCall, ToolCallContext, ToolCallDecision, ToolCallResultContext,
+    ToolOutput,
 };
 pub use crate::contract::outcome::CallOutcome;
 pub use crate::contract::tool::ToolHandler;
