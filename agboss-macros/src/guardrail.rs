@@ -22,6 +22,8 @@ struct Args {
     timeout_ms: Option<Int>,
     cheap: bool,
     parallel: bool,
+    /// Output guardrails only.
+    max_match: Option<Int>,
 }
 
 impl From<InputGuardrailArgs> for Args {
@@ -36,6 +38,7 @@ impl From<InputGuardrailArgs> for Args {
             timeout_ms: a.keys.timeout_ms,
             cheap: a.keys.cheap.0,
             parallel: a.keys.parallel.0,
+            max_match: None,
         }
     }
 }
@@ -52,6 +55,7 @@ impl From<OutputGuardrailArgs> for Args {
             timeout_ms: a.keys.timeout_ms,
             cheap: a.keys.cheap.0,
             parallel: false,
+            max_match: a.keys.max_match,
         }
     }
 }
@@ -108,11 +112,12 @@ fn expand<T: darling::FromMeta + Into<Args>>(
         (
             Deps::check(&item, &args.deps, &mut errors),
             positive(side.kind, "timeout_ms", &args.timeout_ms, &mut errors),
+            positive(side.kind, "max_match", &args.max_match, &mut errors),
         )
     });
     let fallback = registered(&item.ident, side.component, "GuardrailMeta")
         .fallback("GUARDRAIL", fallback_construct());
-    let (Some(args), Some((deps, timeout_ms))) = (args, checked) else {
+    let (Some(args), Some((deps, timeout_ms, max_match))) = (args, checked) else {
         return finish(&item, errors, fallback, TokenStream::new);
     };
     finish(&item, errors, fallback, || {
@@ -122,6 +127,7 @@ fn expand<T: darling::FromMeta + Into<Args>>(
         let construct = construct_fn(deps.construct(&quote!(Self)));
         let p = quote!(::agboss_core::__private);
         let timeout = option_tokens(timeout_ms, quote!(u64));
+        let max_match = option_tokens(max_match, quote!(usize));
         let (cheap, parallel) = (args.cheap, args.parallel);
         let boundary = syn::Ident::new(side.boundary, proc_macro2::Span::call_site());
         let build_fn = syn::Ident::new(side.build, proc_macro2::Span::call_site());
@@ -140,6 +146,7 @@ fn expand<T: darling::FromMeta + Into<Args>>(
                 timeout_ms: #timeout,
                 cheap: #cheap,
                 parallel: #parallel,
+                max_match: #max_match,
                 build: __agboss_build,
             },
             construct,

@@ -133,6 +133,7 @@ pub const GUARDRAIL: &GuardrailMeta = &GuardrailMeta {
     timeout_ms: None,
     cheap: false,
     parallel: false,
+    max_match: None,
     build: |_| unreachable!("a fallback meta is never built"),
 };
 

@@ -246,6 +246,12 @@ pub enum OutputStreaming {
     /// (and the last `overlap` characters of a window are kept back for the next one), so a
     /// match of up to `overlap` characters split across deltas is always seen whole before any
     /// of it is released. The whole answer is checked again at the end.
+    ///
+    /// The overlap used is never below the longest `max_match` declared by the output
+    /// guardrails of the path (`#[output_guardrail(max_match = 40)]`): `windows(200, 0)` on a
+    /// path whose guardrail looks for 40-character locators overlaps by 40. Declare
+    /// `max_match` on every output guardrail that looks for bounded patterns; one without it
+    /// sees a match across a window boundary only within the configured overlap.
     Windows {
         /// Characters per window (at least 1).
         size: usize,
@@ -290,6 +296,12 @@ pub struct GuardrailMeta {
     /// `parallel` (input guardrails only): the model's first turn starts while it runs; no tool
     /// call executes and nothing reaches the caller until it has passed.
     pub parallel: bool,
+    /// `max_match` (output guardrails only): the longest text, in characters, that one match
+    /// of its check spans. Streamed [`OutputStreaming::Windows`] overlap by at least this
+    /// much on every path the guardrail guards, so a match split across deltas is always seen
+    /// whole before any of it is released. `None`: not declared (the window's own overlap is
+    /// all the guardrail gets).
+    pub max_match: Option<usize>,
     #[doc(hidden)]
     pub build: fn(&Services) -> Result<Arc<dyn ErasedGuardrail>, DiError>,
 }

@@ -438,10 +438,19 @@ impl OutputGate {
         if guardrails.output.is_empty() && guardrails.answer_pii.is_none() {
             return Self::open();
         }
-        let mode = if guardrails.answer_pii.is_some() {
-            OutputStreaming::Hold
-        } else {
-            mode
+        let mode = match mode {
+            _ if guardrails.answer_pii.is_some() => OutputStreaming::Hold,
+            // Never less overlap than the longest match a guardrail of the path declares.
+            OutputStreaming::Windows { size, overlap } => OutputStreaming::Windows {
+                size,
+                overlap: guardrails
+                    .output
+                    .entries()
+                    .iter()
+                    .filter_map(|e| e.meta.max_match)
+                    .fold(overlap, usize::max),
+            },
+            OutputStreaming::Hold => OutputStreaming::Hold,
         };
         Self {
             active: Some(guardrails.output.clone()),

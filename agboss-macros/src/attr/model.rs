@@ -103,6 +103,7 @@ pub struct OutputGuardrailKeys {
     pub deps: Option<PathList>,
     pub timeout_ms: Option<Int>,
     pub cheap: Flag,
+    pub max_match: Option<Int>,
 }
 
 /// `#[pii_policy(..)]`.
