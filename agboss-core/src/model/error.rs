@@ -142,6 +142,13 @@ impl ModelError {
         }
     }
 
+    /// Shorthand for [`ModelError::MalformedResponse`].
+    pub(crate) fn malformed(detail: impl Into<String>) -> Self {
+        ModelError::MalformedResponse {
+            detail: detail.into(),
+        }
+    }
+
     /// Shorthand for [`ModelError::Config`].
     pub fn config(detail: impl Into<String>) -> Self {
         ModelError::Config {
