@@ -3,6 +3,7 @@
 //! model be a model again.
 
 use std::future::Future;
+use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -138,75 +139,43 @@ impl<M: ChatModel> DynChatModel for M {
     }
 }
 
-impl ChatModel for Arc<dyn DynChatModel> {
+/// A model behind dynamic dispatch is a model again (and so `Arc<dyn DynChatModel>`,
+/// `Box<dyn DynChatModel>` and `&dyn DynChatModel`, through the pointer impl below).
+impl ChatModel for dyn DynChatModel {
     async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        (**self).complete_boxed(req).await
+        self.complete_boxed(req).await
     }
 
     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
-        (**self).stream_boxed(req).await
-    }
-    fn streams(&self) -> bool {
-        (**self).dyn_streams()
-    }
-    fn model_name(&self) -> &str {
-        (**self).dyn_model_name()
-    }
-
-    fn provider_name(&self) -> &'static str {
-        (**self).dyn_provider_name()
-    }
-}
-
-impl ChatModel for Box<dyn DynChatModel> {
-    async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        (**self).complete_boxed(req).await
-    }
-
-    async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
-        (**self).stream_boxed(req).await
-    }
-    fn streams(&self) -> bool {
-        (**self).dyn_streams()
-    }
-    fn model_name(&self) -> &str {
-        (**self).dyn_model_name()
-    }
-
-    fn provider_name(&self) -> &'static str {
-        (**self).dyn_provider_name()
-    }
-}
-
-impl<M: ChatModel> ChatModel for Arc<M> {
-    fn complete(
-        &self,
-        req: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        (**self).complete(req)
-    }
-
-    fn stream(
-        &self,
-        req: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
-        (**self).stream(req)
+        self.stream_boxed(req).await
     }
 
     fn streams(&self) -> bool {
-        (**self).streams()
+        self.dyn_streams()
     }
 
     fn model_name(&self) -> &str {
-        (**self).model_name()
+        self.dyn_model_name()
     }
 
     fn provider_name(&self) -> &'static str {
-        (**self).provider_name()
+        self.dyn_provider_name()
     }
 }
 
-impl<M: ChatModel> ChatModel for &M {
+/// The pointers to a model that are a model: `Arc`, `Box` and `&` (sealed: implemented here
+/// only, so the forwarding impl below is written once).
+pub trait ModelPointer: Deref + Send + Sync {}
+
+impl<M: ?Sized + Send + Sync> ModelPointer for Arc<M> {}
+impl<M: ?Sized + Send + Sync> ModelPointer for Box<M> {}
+impl<M: ?Sized + Sync> ModelPointer for &M {}
+
+impl<P> ChatModel for P
+where
+    P: ModelPointer,
+    P::Target: ChatModel,
+{
     fn complete(
         &self,
         req: &ModelRequest,
