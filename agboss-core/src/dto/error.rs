@@ -72,7 +72,8 @@ impl FieldError {
 
 /// `text` itself when it is at most [`MAX_ERROR_TEXT`] bytes; else its first and last bytes
 /// (cut on char boundaries) around `… (N bytes left out) …`, at most `MAX_ERROR_TEXT` in all.
-fn bounded(text: String) -> String {
+/// For every error text that may quote an input or an answer (DTO reports, model errors).
+pub(crate) fn bounded(text: String) -> String {
     if text.len() <= MAX_ERROR_TEXT {
         return text;
     }

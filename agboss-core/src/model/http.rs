@@ -208,10 +208,7 @@ pub(crate) struct WireError {
 impl WireError {
     /// The error a provider reported inside a successful answer.
     pub(crate) fn into_error(self) -> ModelError {
-        ModelError::Provider {
-            message: self.message.unwrap_or_else(|| "unknown error".to_owned()),
-            error_type: self.error_type,
-        }
+        ModelError::provider(self.message, self.error_type)
     }
 }
 

@@ -65,3 +65,51 @@ pub trait Codec: Clone + Default + Send + Sync + 'static {
     /// Adds the provider's own options to a `Debug` of the model or its builder.
     fn debug_fields(&self, f: &mut fmt::DebugStruct<'_, '_>);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{AnthropicWire, ModelStreamEvent, OpenAiWire};
+
+    /// The most a model error's text may be: a short quote of the answer, never the answer.
+    const BOUND: usize = 5_000;
+
+    fn decode_event<W: Wire>(data: &str) -> Result<(), ModelError> {
+        W::Decoder::default().on_event(data, &mut Vec::<ModelStreamEvent>::new())
+    }
+
+    /// Errs (some answers are fine for one wire: Anthropic reads `{"error":..}` without a
+    /// `type` as an empty message) with a bounded text.
+    fn assert_bounded(result: Result<impl fmt::Debug, ModelError>, what: &str) -> usize {
+        let Err(err) = result else { return 0 };
+        let shown = err.to_string();
+        assert!(shown.len() < BOUND, "{what}: {} bytes", shown.len());
+        usize::from(shown.contains("aaaa"))
+    }
+
+    /// Answers that quote a megabyte in serde's message or as the provider's error message.
+    fn every_wire_bounds_its_errors<W: Wire>() {
+        let big = "a".repeat(1_000_000);
+        let bodies = [
+            format!(r#"{{"choices":"{big}","content":"{big}"}}"#),
+            format!(r#"{{"error":{{"message":"{big}","type":"x"}}}}"#),
+            format!(r#"{{"type":"error","error":{{"message":"{big}","type":"x"}}}}"#),
+            format!(r#""{big}" junk"#),
+        ];
+        let mut quoting = 0;
+        for body in &bodies {
+            quoting += assert_bounded(W::parse_response(body.as_bytes()), &body[..30]);
+            quoting += assert_bounded(decode_event::<W>(body), &body[..30]);
+        }
+        assert!(
+            quoting >= 4,
+            "errors keep a short prefix of what they quote"
+        );
+    }
+
+    #[test]
+    fn an_answer_of_a_megabyte_is_quoted_by_a_short_prefix_in_errors() {
+        every_wire_bounds_its_errors::<OpenAiWire>();
+        every_wire_bounds_its_errors::<AnthropicWire>();
+    }
+}

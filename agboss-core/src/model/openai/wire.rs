@@ -167,10 +167,7 @@ pub(crate) fn parse_response(body: &[u8]) -> Result<ModelResponse, ModelError> {
         Ok(p) => p,
         Err(e) => {
             if let Some((message, error_type)) = parse_error_body(&text) {
-                return Err(ModelError::Provider {
-                    message: message.unwrap_or_else(|| "unknown error".to_owned()),
-                    error_type,
-                });
+                return Err(ModelError::provider(message, error_type));
             }
             return Err(ModelError::malformed(format!(
                 "invalid chat completion JSON ({e}); body starts with: {:?}",
