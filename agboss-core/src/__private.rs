@@ -46,7 +46,7 @@ pub mod mcp {
 
 /// Entry points of the fuzz targets (`fuzz/`) and their corpus replay.
 pub mod fuzz {
-    pub use crate::model::sse::decode_openai_chunks;
+    pub use crate::model::openai::decode_openai_chunks;
 }
 
 use std::any::Any;

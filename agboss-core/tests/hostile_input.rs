@@ -1,5 +1,6 @@
 //! Hostile input, each reproducer a regression test: error amplification, token-usage
-//! overflow, streams without an end, a tool name split across deltas, duplicate keys.
+//! overflow, streams without an end, a tool name split across deltas, duplicate keys, errors
+//! that would quote a megabyte of the input.
 
 mod support;
 
@@ -409,5 +410,66 @@ async fn a_cancelled_call_tells_the_listener_whether_the_tool_had_run() {
             "cancelled c2 tool_ran=false",
             "completed c3"
         ]
+    );
+}
+
+// --- 6. Errors that would quote a megabyte -------------------------------------------------------
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct HiStockDto {
+    #[nested(prompt = "Lines by key")]
+    pub lines: std::collections::BTreeMap<String, HiLineDto>,
+}
+
+/// The most an error text may be here: a few short quotes of the input, never the input.
+const ERROR_TEXT_BOUND: usize = 2_000;
+
+#[tokio::test]
+async fn an_error_quotes_at_most_a_short_prefix_of_the_input() {
+    // A 1 MB string followed by junk: serde's message of the typed decode quotes the string.
+    let args = format!("\"{}\" junk", "a".repeat(1_000_000));
+    let err = HiOrderDto::from_json_str(&args).unwrap_err();
+    assert_eq!(err.errors[0].code, code::JSON);
+    let shown = err.to_string();
+    assert!(shown.len() < ERROR_TEXT_BOUND, "{} bytes", shown.len());
+    assert!(shown.contains("not valid JSON"), "{shown}");
+    assert!(shown.contains("\"aaaa"), "a short prefix is kept: {shown}");
+    assert!(
+        shown.contains("expected"),
+        "so is the end of serde's message: {shown}"
+    );
+    // What a listener records (the JSON report) is bounded too.
+    assert!(serde_json::to_string(&err).unwrap().len() < ERROR_TEXT_BOUND);
+    // And what the caller (a model, through the agent loop) reads.
+    let app = App::builder().tool::<HiOrderTool>().build().unwrap();
+    let outcome = app.tool::<HiOrderTool>().call(&args).await;
+    let failure = outcome.failure().expect("refused");
+    assert_eq!(failure.kind(), FailureKind::Rejected);
+    let shown = failure.error().to_string();
+    assert!(shown.len() < ERROR_TEXT_BOUND, "{} bytes", shown.len());
+
+    // A map key of a megabyte in an error's path.
+    let key = "k".repeat(1_000_000);
+    let err = HiStockDto::from_json_str(&format!(r#"{{"lines":{{"{key}":{{}}}}}}"#)).unwrap_err();
+    assert_eq!(
+        err.errors[0].code,
+        code::REQUIRED,
+        "{:.200}",
+        err.to_string()
+    );
+    assert!(
+        err.errors[0].path.starts_with("$.lines[\"kkkk"),
+        "{:.200}",
+        err.errors[0].path
+    );
+    assert!(
+        err.errors[0].path.ends_with("].sku"),
+        "{:.200}",
+        err.errors[0].path
+    );
+    assert!(
+        err.to_string().len() < ERROR_TEXT_BOUND,
+        "{} bytes",
+        err.to_string().len()
     );
 }

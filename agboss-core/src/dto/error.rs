@@ -44,24 +44,53 @@ pub struct FieldError {
     pub message: String,
 }
 
+/// Bytes of a [`FieldError`]'s `path` or `message` at most: a text that would be longer (it
+/// quotes the input: serde's message of a string of a megabyte, a map key in a path) keeps its
+/// start and its end, with how much was left out between them.
+pub const MAX_ERROR_TEXT: usize = 512;
+
 impl FieldError {
-    /// An error at `path` (rendered now).
+    /// An error at `path` (rendered now); the message is bounded by [`MAX_ERROR_TEXT`].
     pub fn new(path: &JsonPath, code: &'static str, message: impl Into<String>) -> Self {
         Self {
-            path: path.render(),
+            path: bounded(path.render()),
             code,
-            message: message.into(),
+            message: bounded(message.into()),
         }
     }
 
-    /// An error at an already rendered path.
+    /// An error at an already rendered path; path and message are bounded by
+    /// [`MAX_ERROR_TEXT`].
     pub fn at(path: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
         Self {
-            path: path.into(),
+            path: bounded(path.into()),
             code,
-            message: message.into(),
+            message: bounded(message.into()),
         }
     }
+}
+
+/// `text` itself when it is at most [`MAX_ERROR_TEXT`] bytes; else its first and last bytes
+/// (cut on char boundaries) around `… (N bytes left out) …`, at most `MAX_ERROR_TEXT` in all.
+/// For every error text that may quote an input or an answer (DTO reports, model errors).
+pub(crate) fn bounded(text: String) -> String {
+    if text.len() <= MAX_ERROR_TEXT {
+        return text;
+    }
+    let mut head = MAX_ERROR_TEXT * 5 / 8;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - MAX_ERROR_TEXT / 4;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    let left_out = tail - head;
+    format!(
+        "{} … ({left_out} bytes left out) … {}",
+        &text[..head],
+        &text[tail..]
+    )
 }
 
 impl fmt::Display for FieldError {
@@ -81,7 +110,9 @@ impl fmt::Display for FieldError {
 /// ```
 ///
 /// It serializes as `{"dto": "CreateOrder", "errors": [{"path", "code", "message"}, ...]}`, a
-/// form to show a model so it can fix its arguments.
+/// form to show a model so it can fix its arguments. It is bounded whatever the input: at most
+/// [`MAX_REPORTED_ERRORS`] failures, each path and message at most [`MAX_ERROR_TEXT`] bytes
+/// (a quote of the input keeps a short start and end).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
 pub struct ValidationError {
     /// The DTO's type name ([`Dto::DTO_NAME`](super::Dto::DTO_NAME)).
@@ -141,5 +172,24 @@ impl fmt::Display for ValidationError {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_text_keeps_its_start_and_end_within_the_bound() {
+        let short = "x".repeat(MAX_ERROR_TEXT);
+        assert_eq!(bounded(short.clone()), short);
+        let long = format!("start {} end", "é".repeat(500_000));
+        let cut = bounded(long.clone());
+        assert!(cut.len() <= MAX_ERROR_TEXT, "{} bytes", cut.len());
+        assert!(cut.starts_with("start é"), "{cut}");
+        assert!(cut.ends_with("é end"), "{cut}");
+        assert!(cut.contains("bytes left out"), "{cut}");
+        let e = FieldError::at(long.clone(), code::TYPE, long);
+        assert!(e.path.len() <= MAX_ERROR_TEXT && e.message.len() <= MAX_ERROR_TEXT);
     }
 }

@@ -80,7 +80,8 @@ mod strict;
 mod value;
 
 pub use agboss_macros::Dto;
-pub use error::{FieldError, MAX_REPORTED_ERRORS, ValidationError, code};
+pub(crate) use error::bounded;
+pub use error::{FieldError, MAX_ERROR_TEXT, MAX_REPORTED_ERRORS, ValidationError, code};
 pub use path::{JsonPath, Segment};
 pub use strict::strict_schema;
 pub use value::DtoEnum;

@@ -142,6 +142,21 @@ impl ModelError {
         }
     }
 
+    /// [`ModelError::MalformedResponse`], its detail bounded (it may quote the answer).
+    pub(crate) fn malformed(detail: impl Into<String>) -> Self {
+        ModelError::MalformedResponse {
+            detail: crate::dto::bounded(detail.into()),
+        }
+    }
+
+    /// [`ModelError::Provider`] with the provider's `error.message` (bounded) and `error.type`.
+    pub(crate) fn provider(message: Option<String>, error_type: Option<String>) -> Self {
+        ModelError::Provider {
+            message: crate::dto::bounded(message.unwrap_or_else(|| "unknown error".to_owned())),
+            error_type: error_type.map(crate::dto::bounded),
+        }
+    }
+
     /// Shorthand for [`ModelError::Config`].
     pub fn config(detail: impl Into<String>) -> Self {
         ModelError::Config {

@@ -1,157 +1,16 @@
-//! What the HTTP model clients share: settings, retries with jittered exponential backoff and
-//! `Retry-After`, typed errors from error bodies, and the bounded SSE event stream a
-//! provider's decoder turns into [`ModelStreamEvent`]s.
-use std::collections::VecDeque;
+//! The request side of the HTTP chat clients: one endpoint, retries with jittered
+//! exponential backoff and `Retry-After`, timeouts, and typed errors from error bodies.
 use std::time::{Duration, SystemTime};
 
-use futures::StreamExt as _;
 use reqwest::StatusCode;
-use reqwest::header::HeaderMap;
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 
-use super::sse::{SseStream, StreamLimits};
-use super::{ModelError, ModelStream, ModelStreamEvent};
+use super::error::ModelError;
+use super::settings::HttpSettings;
 
-pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-pub(crate) const DEFAULT_MAX_RETRIES: u32 = 2;
-pub(crate) const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(500);
-pub(crate) const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Bytes of an error body kept in [`ModelError::Http`].
 const MAX_ERROR_BODY: usize = 4096;
-
-/// The settings every HTTP client's builder has.
-#[derive(Clone, Debug)]
-pub(crate) struct HttpSettings {
-    pub(crate) timeout: Duration,
-    pub(crate) max_retries: u32,
-    pub(crate) backoff_base: Duration,
-    pub(crate) max_backoff: Duration,
-    pub(crate) limits: StreamLimits,
-    pub(crate) streaming: bool,
-    pub(crate) client: Option<reqwest::Client>,
-}
-
-impl Default for HttpSettings {
-    fn default() -> Self {
-        Self {
-            timeout: DEFAULT_TIMEOUT,
-            max_retries: DEFAULT_MAX_RETRIES,
-            backoff_base: DEFAULT_BACKOFF_BASE,
-            max_backoff: DEFAULT_MAX_BACKOFF,
-            limits: StreamLimits::default(),
-            streaming: true,
-            client: None,
-        }
-    }
-}
-
-/// The setters of [`HttpSettings`] on a client builder with a `settings` field.
-macro_rules! http_settings_setters {
-    () => {
-        /// Timeout of one attempt; for streams, of the head and of each chunk (default 60 s).
-        pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-            self.settings.timeout = timeout;
-            self
-        }
-
-        /// Retries after the first attempt (default 2; `0` disables retries).
-        pub fn max_retries(mut self, max_retries: u32) -> Self {
-            self.settings.max_retries = max_retries;
-            self
-        }
-
-        /// Delay before the first retry, doubled for each further one, half of it random
-        /// (default 500 ms).
-        pub fn backoff_base(mut self, backoff_base: std::time::Duration) -> Self {
-            self.settings.backoff_base = backoff_base;
-            self
-        }
-
-        /// Upper bound of one retry delay, `Retry-After` included (default 30 s).
-        pub fn max_backoff(mut self, max_backoff: std::time::Duration) -> Self {
-            self.settings.max_backoff = max_backoff;
-            self
-        }
-
-        /// Bounds of every streamed response (see [`StreamLimits`](crate::model::StreamLimits);
-        /// defaults: 10 min, 1 MiB per event, 32 MiB in all).
-        pub fn stream_limits(mut self, limits: crate::model::StreamLimits) -> Self {
-            self.settings.limits = limits;
-            self
-        }
-
-        /// Whether [`ChatModel::stream`](crate::model::ChatModel::stream) asks for a streamed
-        /// answer (default `true`); with `false` it makes one plain request and replays the
-        /// answer as events (for servers that cannot stream, or proxies that buffer).
-        pub fn streaming(mut self, streaming: bool) -> Self {
-            self.settings.streaming = streaming;
-            self
-        }
-
-        /// Uses this `reqwest::Client` (e.g. with a proxy) instead of a new one.
-        pub fn http_client(mut self, client: reqwest::Client) -> Self {
-            self.settings.client = Some(client);
-            self
-        }
-    };
-}
-pub(crate) use http_settings_setters;
-
-/// `base` without trailing slashes, if it is an `http(s)://` URL.
-pub(crate) fn check_base_url(base: &str) -> Result<&str, ModelError> {
-    let base = base.trim().trim_end_matches('/');
-    let parsed = reqwest::Url::parse(base)
-        .map_err(|e| ModelError::config(format!("invalid base URL {base:?}: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ModelError::config(format!(
-            "base URL {base:?} must start with http:// or https://"
-        )));
-    }
-    Ok(base)
-}
-
-/// `true` unless `value` says off (`false`, `0`, `no`, `off`).
-pub(crate) fn env_flag(value: Option<String>, default: bool) -> bool {
-    match value.as_deref().map(|v| v.trim().to_ascii_lowercase()) {
-        Some(v) if matches!(v.as_str(), "false" | "0" | "no" | "off") => false,
-        Some(v) if matches!(v.as_str(), "true" | "1" | "yes" | "on") => true,
-        _ => default,
-    }
-}
-
-/// What a client's `from_env` reads: `{prefix}_BASE_URL`, `{prefix}_API_KEY` (else
-/// `key_fallback`), `{prefix}_MODEL`, `{prefix}_STREAM`. A key is required only for the default
-/// (hosted) base URL: with a base URL of one's own, a missing key is a keyless local server.
-pub(crate) struct EnvConfig {
-    pub(crate) base_url: Option<String>,
-    pub(crate) api_key: Option<String>,
-    pub(crate) model: Option<String>,
-    pub(crate) streaming: bool,
-}
-
-impl EnvConfig {
-    pub(crate) fn read(
-        lookup: impl Fn(&str) -> Option<String>,
-        prefix: &str,
-        key_fallback: &str,
-    ) -> Result<Self, ModelError> {
-        let get =
-            |suffix: &str| lookup(&format!("{prefix}_{suffix}")).filter(|v| !v.trim().is_empty());
-        let base_url = get("BASE_URL");
-        let api_key =
-            get("API_KEY").or_else(|| lookup(key_fallback).filter(|v| !v.trim().is_empty()));
-        if api_key.is_none() && base_url.is_none() {
-            return Err(ModelError::config(format!(
-                "no API key: set {prefix}_API_KEY or {key_fallback} (or {prefix}_BASE_URL for a keyless local server)"
-            )));
-        }
-        Ok(Self {
-            base_url,
-            api_key,
-            model: get("MODEL"),
-            streaming: env_flag(get("STREAM"), true),
-        })
-    }
-}
 
 /// One endpoint and how to call it.
 #[derive(Clone)]
@@ -301,31 +160,6 @@ impl HttpCore {
             }
         }
     }
-
-    /// The events of a 2xx streamed answer, decoded by `decoder`, within the per-chunk timeout
-    /// and the [`StreamLimits`].
-    pub(crate) fn event_stream<D: SseDecoder>(
-        &self,
-        response: reqwest::Response,
-        decoder: D,
-    ) -> ModelStream {
-        let timeout = self.settings.timeout;
-        let limits = self.settings.limits;
-        let bytes = response
-            .bytes_stream()
-            .map(move |chunk| chunk.map_err(|e| transport_error(&e, timeout)));
-        let state = StreamState {
-            events: SseStream::new(bytes, limits),
-            deadline: tokio::time::Instant::now() + limits.deadline,
-            limits,
-            decoder,
-            pending: VecDeque::new(),
-            finished: false,
-            timeout,
-            what: self.what,
-        };
-        Box::pin(futures::stream::unfold(state, next_event))
-    }
 }
 
 /// The typed error of a non-2xx answer: [`ModelError::RateLimited`] for 429, else
@@ -371,11 +205,26 @@ pub(crate) struct WireError {
     pub(crate) error_type: Option<String>,
 }
 
+impl WireError {
+    /// The error a provider reported inside a successful answer.
+    pub(crate) fn into_error(self) -> ModelError {
+        ModelError::provider(self.message, self.error_type)
+    }
+}
+
 /// `error.message` and `error.type` of an error body (OpenAI's `{"error": {..}}`, Anthropic's
 /// `{"type": "error", "error": {..}}`), if `body` is one.
 pub(crate) fn parse_error_body(body: &str) -> Option<(Option<String>, Option<String>)> {
     let parsed: WireErrorBody = serde_json::from_str(body).ok()?;
     Some((parsed.error.message, parsed.error.error_type))
+}
+
+/// `value` (an API key, `Bearer {key}`) as a header value kept out of logs.
+pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, ModelError> {
+    let mut value = HeaderValue::from_str(value)
+        .map_err(|_| ModelError::config("API key contains characters not allowed in a header"))?;
+    value.set_sensitive(true);
+    Ok(value)
 }
 
 /// At most `max` bytes of `s`, cut on a char boundary.
@@ -391,7 +240,7 @@ pub(crate) fn truncate(s: &str, max: usize) -> &str {
 }
 
 /// `e` and its sources, joined by `: `.
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
@@ -423,86 +272,6 @@ pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Durati
     }
     let at = httpdate::parse_http_date(value).ok()?;
     Some(at.duration_since(now).unwrap_or_default())
-}
-
-/// A transport error of a streamed body: a timeout, or the connection lost.
-fn transport_error(e: &reqwest::Error, timeout: Duration) -> ModelError {
-    if e.is_timeout() {
-        ModelError::Timeout { after: timeout }
-    } else {
-        ModelError::StreamTruncated {
-            detail: format!("connection lost mid-stream: {}", error_chain(e)),
-        }
-    }
-}
-
-/// Turns the `data` of a provider's SSE events into [`ModelStreamEvent`]s.
-pub(crate) trait SseDecoder: Send + 'static {
-    /// One event's data; appends the resulting events to `out`.
-    fn on_event(&mut self, data: &str, out: &mut Vec<ModelStreamEvent>) -> Result<(), ModelError>;
-    /// At the end of the body: an error unless the stream ended properly (`mid_event`: the
-    /// body ended inside an event, which SSE discards).
-    fn finish(&mut self, mid_event: bool) -> Result<(), ModelError>;
-    /// `true` once the end marker was seen.
-    fn is_done(&self) -> bool;
-}
-
-struct StreamState<D> {
-    events: SseStream,
-    /// When the whole response must have ended.
-    deadline: tokio::time::Instant,
-    limits: StreamLimits,
-    decoder: D,
-    pending: VecDeque<ModelStreamEvent>,
-    /// Set after the last item (event or error) was handed out.
-    finished: bool,
-    timeout: Duration,
-    what: &'static str,
-}
-
-async fn next_event<D: SseDecoder>(
-    mut state: StreamState<D>,
-) -> Option<(Result<ModelStreamEvent, ModelError>, StreamState<D>)> {
-    loop {
-        if let Some(event) = state.pending.pop_front() {
-            return Some((Ok(event), state));
-        }
-        if state.finished || state.decoder.is_done() {
-            return None;
-        }
-        // The per-chunk timeout, but never past the whole response's deadline.
-        let chunk_deadline = (tokio::time::Instant::now() + state.timeout).min(state.deadline);
-        let next = match tokio::time::timeout_at(chunk_deadline, state.events.next()).await {
-            Err(_) => Err(ModelError::Timeout {
-                after: if chunk_deadline == state.deadline {
-                    state.limits.deadline
-                } else {
-                    state.timeout
-                },
-            }),
-            Ok(None) => {
-                // End of body: fine only after the end marker (then `finish` is Ok).
-                state.finished = true;
-                let mid_event = state.events.ended_mid_event();
-                state.decoder.finish(mid_event).map(|()| Vec::new())
-            }
-            Ok(Some(Err(error))) => Err(error),
-            Ok(Some(Ok(event))) => {
-                let mut out = Vec::new();
-                state.decoder.on_event(&event.data, &mut out).map(|()| out)
-            }
-        };
-        match next {
-            // No complete event yet: read more (the loop re-checks `finished`).
-            Ok(events) => state.pending.extend(events),
-            Err(error) => {
-                let what = state.what;
-                tracing::debug!(error = %error, "{what} stream failed");
-                state.finished = true;
-                return Some((Err(error), state));
-            }
-        }
-    }
 }
 
 #[cfg(test)]

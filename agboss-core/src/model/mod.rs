@@ -10,9 +10,11 @@
 //! * [`ModelError`], the typed error of every model call;
 //! * [`OpenAiCompatibleModel`], a client of OpenAI's Chat Completions wire format that
 //!   also speaks to compatible servers (vLLM, Ollama, LiteLLM, …);
-//! * [`AnthropicModel`], a client of Anthropic's Messages API. Both share one HTTP core:
-//!   retries with jittered backoff and `Retry-After`, timeouts, bounded SSE streams, typed
-//!   errors carrying the server's message, keyless local servers, streaming on or off.
+//! * [`AnthropicModel`], a client of Anthropic's Messages API. Both are one HTTP client,
+//!   [`HttpChatModel`], over a provider's [`Wire`]: retries with jittered backoff and
+//!   `Retry-After`, timeouts, bounded SSE streams, typed errors carrying the server's
+//!   message, keyless local servers, streaming on or off are written once; a provider adds
+//!   its endpoint, headers, request encoding and response decoding.
 //!
 //! Tests use `agboss_testing::ScriptedModel`, a [`ChatModel`] that plays scripted turns.
 //!
@@ -35,259 +37,37 @@
 //! # });
 //! ```
 
+// The files, each using only those above it in this list:
+// error, types → stream → chat (the contract); sse → settings → http → events (the HTTP core)
+// → wire (what a provider adds) → client (the one HTTP client) → openai, anthropic.
 mod anthropic;
+mod chat;
+mod client;
 mod error;
-pub(crate) mod http;
-mod openai;
-pub(crate) mod sse;
-pub use sse::StreamLimits;
+mod events;
+mod http;
+pub(crate) mod openai;
+mod settings;
+mod sse;
 mod stream;
 mod types;
-
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
-
-use futures::Stream;
+mod wire;
 
 pub use anthropic::{
     ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL, ANTHROPIC_VERSION,
-    AnthropicModel, AnthropicModelBuilder,
+    AnthropicModel, AnthropicModelBuilder, AnthropicWire,
 };
+pub use chat::{BoxFuture, ChatModel, DynChatModel, SharedChatModel};
+pub use client::{HttpChatModel, HttpChatModelBuilder};
 pub use error::ModelError;
 pub use openai::{
     DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiCompatibleModel, OpenAiCompatibleModelBuilder,
+    OpenAiWire,
 };
-pub use stream::{collect_stream, response_events, stream_from_response};
+pub use sse::StreamLimits;
+pub use stream::{ModelStream, collect_stream, response_events, stream_from_response};
 pub use types::{
     AssistantMessage, FinishReason, Message, ModelRequest, ModelResponse, ModelStreamEvent, Role,
     ToolCallRequest, ToolChoice, ToolDefinition, Usage,
 };
-
-/// A stream of [`ModelStreamEvent`]s. A successful stream ends with
-/// [`ModelStreamEvent::Finished`]; an `Err` item ends it early.
-pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelStreamEvent, ModelError>> + Send>>;
-
-/// A boxed, `Send` future, as returned by [`DynChatModel`].
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// A chat model shared behind dynamic dispatch, as the runtime stores it.
-pub type SharedChatModel = Arc<dyn DynChatModel>;
-
-/// A chat model: takes a conversation and answers with text and/or tool calls.
-///
-/// Implement it with plain `async fn`s. The runtime stores models as
-/// [`SharedChatModel`] (`Arc<dyn DynChatModel>`); every `ChatModel` is a
-/// [`DynChatModel`] through a blanket impl, and `Arc<dyn DynChatModel>` is a
-/// `ChatModel` again.
-pub trait ChatModel: Send + Sync {
-    /// Runs one model call and returns the whole answer.
-    fn complete(
-        &self,
-        req: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
-
-    /// Runs one model call and streams the answer.
-    ///
-    /// The default implementation awaits [`complete`](Self::complete) and replays the
-    /// response as events (see [`stream_from_response`]).
-    fn stream(
-        &self,
-        req: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
-        async move {
-            let response = self.complete(req).await?;
-            Ok(stream_from_response(response, 0))
-        }
-    }
-
-    /// True when [`stream`](Self::stream) is the model's own (a provider that streams its
-    /// answer, a test model that cuts it into deltas); false (the default) when it is the
-    /// default replay of [`complete`](Self::complete).
-    ///
-    /// The agent loop reads a model that streams through `stream`; one that does not, through
-    /// `complete`, its text then being one delta, exactly what the default `stream` would give,
-    /// without building and replaying the events. Override it together with `stream`.
-    ///
-    /// ```
-    /// use agboss_core::model::{ChatModel, ModelError, ModelRequest, ModelResponse, ModelStream, stream_from_response};
-    /// struct Chunky;
-    /// impl ChatModel for Chunky {
-    ///     async fn complete(&self, _req: &ModelRequest) -> Result<ModelResponse, ModelError> {
-    ///         Ok(ModelResponse::text("hello there"))
-    ///     }
-    ///     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
-    ///         Ok(stream_from_response(self.complete(req).await?, 3))
-    ///     }
-    ///     fn streams(&self) -> bool {
-    ///         true
-    ///     }
-    /// }
-    /// assert!(Chunky.streams());
-    /// ```
-    fn streams(&self) -> bool {
-        false
-    }
-
-    /// The model name requests ask for (`gen_ai.request.model` on `chat` spans); empty when
-    /// unknown (the default).
-    fn model_name(&self) -> &str {
-        ""
-    }
-
-    /// The provider, as the OpenTelemetry GenAI conventions name it (`gen_ai.provider.name`:
-    /// `"openai"`, `"anthropic"`, …); empty when unknown (the default).
-    fn provider_name(&self) -> &'static str {
-        ""
-    }
-}
-
-/// The dyn-compatible twin of [`ChatModel`], with boxed futures.
-///
-/// Do not implement it directly: implement [`ChatModel`] and get this one for free.
-pub trait DynChatModel: Send + Sync {
-    /// Boxed [`ChatModel::complete`].
-    fn complete_boxed<'a>(
-        &'a self,
-        req: &'a ModelRequest,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
-
-    /// Boxed [`ChatModel::stream`].
-    fn stream_boxed<'a>(
-        &'a self,
-        req: &'a ModelRequest,
-    ) -> BoxFuture<'a, Result<ModelStream, ModelError>>;
-
-    /// [`ChatModel::streams`].
-    fn dyn_streams(&self) -> bool;
-
-    /// [`ChatModel::model_name`].
-    fn dyn_model_name(&self) -> &str;
-
-    /// [`ChatModel::provider_name`].
-    fn dyn_provider_name(&self) -> &'static str;
-}
-
-impl<M: ChatModel> DynChatModel for M {
-    fn complete_boxed<'a>(
-        &'a self,
-        req: &'a ModelRequest,
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        Box::pin(self.complete(req))
-    }
-
-    fn stream_boxed<'a>(
-        &'a self,
-        req: &'a ModelRequest,
-    ) -> BoxFuture<'a, Result<ModelStream, ModelError>> {
-        Box::pin(self.stream(req))
-    }
-
-    fn dyn_streams(&self) -> bool {
-        self.streams()
-    }
-
-    fn dyn_model_name(&self) -> &str {
-        self.model_name()
-    }
-
-    fn dyn_provider_name(&self) -> &'static str {
-        self.provider_name()
-    }
-}
-
-impl ChatModel for Arc<dyn DynChatModel> {
-    async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        (**self).complete_boxed(req).await
-    }
-
-    async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
-        (**self).stream_boxed(req).await
-    }
-    fn streams(&self) -> bool {
-        (**self).dyn_streams()
-    }
-    fn model_name(&self) -> &str {
-        (**self).dyn_model_name()
-    }
-
-    fn provider_name(&self) -> &'static str {
-        (**self).dyn_provider_name()
-    }
-}
-
-impl ChatModel for Box<dyn DynChatModel> {
-    async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        (**self).complete_boxed(req).await
-    }
-
-    async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
-        (**self).stream_boxed(req).await
-    }
-    fn streams(&self) -> bool {
-        (**self).dyn_streams()
-    }
-    fn model_name(&self) -> &str {
-        (**self).dyn_model_name()
-    }
-
-    fn provider_name(&self) -> &'static str {
-        (**self).dyn_provider_name()
-    }
-}
-
-impl<M: ChatModel> ChatModel for Arc<M> {
-    fn complete(
-        &self,
-        req: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        (**self).complete(req)
-    }
-
-    fn stream(
-        &self,
-        req: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
-        (**self).stream(req)
-    }
-
-    fn streams(&self) -> bool {
-        (**self).streams()
-    }
-
-    fn model_name(&self) -> &str {
-        (**self).model_name()
-    }
-
-    fn provider_name(&self) -> &'static str {
-        (**self).provider_name()
-    }
-}
-
-impl<M: ChatModel> ChatModel for &M {
-    fn complete(
-        &self,
-        req: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        (**self).complete(req)
-    }
-
-    fn stream(
-        &self,
-        req: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelStream, ModelError>> + Send {
-        (**self).stream(req)
-    }
-
-    fn streams(&self) -> bool {
-        (**self).streams()
-    }
-
-    fn model_name(&self) -> &str {
-        (**self).model_name()
-    }
-
-    fn provider_name(&self) -> &'static str {
-        (**self).provider_name()
-    }
-}
+pub use wire::Wire;

@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use eventsource_stream2::{Event, EventStreamError, Eventsource as _};
 use futures::{Stream, StreamExt as _};
 
-use super::ModelError;
+use super::error::ModelError;
 
 type Events = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<ModelError>>> + Send>>;
 
@@ -186,31 +186,6 @@ impl Tail {
             }
         }
     }
-}
-
-/// Decodes an OpenAI-style streamed body delivered in `chunks`, as the client does: the
-/// events decoded, then how the body ended (the first error, if any). The entry point of the
-/// SSE unit tests, the stream fuzz target and its corpus replay.
-#[doc(hidden)]
-pub fn decode_openai_chunks(
-    chunks: Vec<Vec<u8>>,
-) -> (Vec<super::ModelStreamEvent>, Result<(), ModelError>) {
-    futures::executor::block_on(async {
-        let mut events = SseStream::new(
-            futures::stream::iter(chunks.into_iter().map(Ok::<_, ModelError>)),
-            StreamLimits::default(),
-        );
-        let mut decoder = super::openai::StreamDecoder::default();
-        let mut out = Vec::new();
-        while let Some(event) = events.next().await {
-            let decoded = event.and_then(|event| decoder.on_event(&event.data, &mut out));
-            if decoded.is_err() || decoder.is_done() {
-                return (out, decoded);
-            }
-        }
-        let end = decoder.finish(events.ended_mid_event());
-        (out, end)
-    })
 }
 
 #[cfg(test)]

@@ -1,8 +1,15 @@
 //! Helpers to turn responses into event streams and back.
 
-use futures::StreamExt;
+use std::pin::Pin;
 
-use super::{ModelError, ModelResponse, ModelStream, ModelStreamEvent};
+use futures::{Stream, StreamExt};
+
+use super::error::ModelError;
+use super::types::{ModelResponse, ModelStreamEvent, Usage};
+
+/// A stream of [`ModelStreamEvent`]s. A successful stream ends with
+/// [`ModelStreamEvent::Finished`]; an `Err` item ends it early.
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelStreamEvent, ModelError>> + Send>>;
 
 /// Splits `text` into pieces of at most `chunk_chars` characters (`0`: one piece).
 fn split_chars(text: &str, chunk_chars: usize) -> Vec<String> {
@@ -51,7 +58,7 @@ fn events_of(response: ModelResponse, chunk_chars: usize) -> Vec<ModelStreamEven
             }
         }
     }
-    if response.usage != super::Usage::default() {
+    if response.usage != Usage::default() {
         events.push(ModelStreamEvent::Usage(response.usage));
     }
     events.push(ModelStreamEvent::Finished(response));

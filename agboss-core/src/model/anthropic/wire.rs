@@ -2,10 +2,12 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::model::http::{SseDecoder, WireError, truncate};
-use crate::model::{
-    AssistantMessage, FinishReason, Message, ModelError, ModelRequest, ModelResponse,
-    ModelStreamEvent, ToolCallRequest, ToolChoice, Usage,
+use crate::model::error::ModelError;
+use crate::model::events::SseDecoder;
+use crate::model::http::{WireError, truncate};
+use crate::model::types::{
+    AssistantMessage, FinishReason, Message, ModelRequest, ModelResponse, ModelStreamEvent,
+    ToolCallRequest, ToolChoice, Usage,
 };
 
 /// Builds the JSON body of `POST /v1/messages`. System messages become the `system` field;
@@ -168,12 +170,6 @@ struct WireMessage {
     usage: WireUsage,
 }
 
-fn malformed(detail: impl Into<String>) -> ModelError {
-    ModelError::MalformedResponse {
-        detail: detail.into(),
-    }
-}
-
 /// The text of `tool_use.input` as a call's argument text.
 fn input_text(input: &Value) -> String {
     match input {
@@ -186,17 +182,14 @@ fn input_text(input: &Value) -> String {
 pub(crate) fn parse_response(body: &[u8]) -> Result<ModelResponse, ModelError> {
     let text = String::from_utf8_lossy(body);
     let value: Value = serde_json::from_str(&text)
-        .map_err(|e| malformed(format!("{e}: {}", truncate(&text, 200))))?;
+        .map_err(|e| ModelError::malformed(format!("{e}: {}", truncate(&text, 200))))?;
     if value.get("type").and_then(Value::as_str) == Some("error") {
         let error: WireError = serde_json::from_value(value["error"].clone())
-            .map_err(|e| malformed(format!("error body: {e}")))?;
-        return Err(ModelError::Provider {
-            message: error.message.unwrap_or_else(|| "unknown error".to_owned()),
-            error_type: error.error_type,
-        });
+            .map_err(|e| ModelError::malformed(format!("error body: {e}")))?;
+        return Err(error.into_error());
     }
-    let message: WireMessage =
-        serde_json::from_value(value).map_err(|e| malformed(format!("messages body: {e}")))?;
+    let message: WireMessage = serde_json::from_value(value)
+        .map_err(|e| ModelError::malformed(format!("messages body: {e}")))?;
     let mut out = AssistantMessage::default();
     for block in message.content {
         match block {
@@ -292,7 +285,7 @@ struct PartialCall {
 /// deltas), the usage of `message_start` and `message_delta` into one usage event, and
 /// `message_stop` into the assembled response.
 #[derive(Default)]
-pub(crate) struct StreamDecoder {
+pub struct StreamDecoder {
     text: Option<String>,
     calls: Vec<PartialCall>,
     stop_reason: Option<String>,
@@ -346,12 +339,15 @@ impl StreamDecoder {
 }
 
 impl SseDecoder for StreamDecoder {
+    const END_MARKER: &'static str = "message_stop";
+
     fn on_event(&mut self, data: &str, out: &mut Vec<ModelStreamEvent>) -> Result<(), ModelError> {
         if self.done || data.trim().is_empty() {
             return Ok(());
         }
-        let event: StreamEvent = serde_json::from_str(data)
-            .map_err(|e| malformed(format!("stream event: {e}: {}", truncate(data, 200))))?;
+        let event: StreamEvent = serde_json::from_str(data).map_err(|e| {
+            ModelError::malformed(format!("stream event: {e}: {}", truncate(data, 200)))
+        })?;
         match event {
             StreamEvent::MessageStart { message } => {
                 self.input_tokens = message.usage.input();
@@ -387,7 +383,7 @@ impl SseDecoder for StreamDecoder {
                 delta: Delta::InputJson { partial_json },
             } => {
                 let Some((position, call)) = self.call_of(index) else {
-                    return Err(malformed(format!(
+                    return Err(ModelError::malformed(format!(
                         "input_json_delta for block {index}, which is not a tool_use block"
                     )));
                 };
@@ -417,28 +413,11 @@ impl SseDecoder for StreamDecoder {
                 out.push(ModelStreamEvent::Finished(self.response()));
             }
             StreamEvent::Error { error } => {
-                return Err(ModelError::Provider {
-                    message: error.message.unwrap_or_else(|| "unknown error".to_owned()),
-                    error_type: error.error_type,
-                });
+                return Err(error.into_error());
             }
             StreamEvent::Other => {}
         }
         Ok(())
-    }
-
-    fn finish(&mut self, mid_event: bool) -> Result<(), ModelError> {
-        if self.done {
-            return Ok(());
-        }
-        let detail = if mid_event {
-            "connection closed in the middle of an event"
-        } else {
-            "connection closed before `message_stop`"
-        };
-        Err(ModelError::StreamTruncated {
-            detail: detail.to_owned(),
-        })
     }
 
     fn is_done(&self) -> bool {

@@ -1,10 +1,11 @@
 //! The streamed chat completion through the SSE parser and the decoder, byte by byte: every line
 //! ending, comments, multi-line data, a BOM, and every split of the bytes give the same events.
-use crate::model::{ModelError, ModelStreamEvent};
+use crate::model::error::ModelError;
+use crate::model::types::ModelStreamEvent;
 
 /// Decodes `chunks` as one streamed body: the events, then the end-of-body result.
 fn decode(chunks: Vec<Vec<u8>>) -> (Vec<ModelStreamEvent>, Result<(), ModelError>) {
-    crate::model::sse::decode_openai_chunks(chunks)
+    super::decode_openai_chunks(chunks)
 }
 
 fn one(body: &str) -> (Vec<ModelStreamEvent>, Result<(), ModelError>) {

@@ -3,10 +3,12 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::model::http::{SseDecoder, WireError, parse_error_body, truncate};
-use crate::model::{
-    AssistantMessage, FinishReason, Message, ModelError, ModelRequest, ModelResponse,
-    ModelStreamEvent, ToolCallRequest, ToolChoice, Usage,
+use crate::model::error::ModelError;
+use crate::model::events::SseDecoder;
+use crate::model::http::{WireError, parse_error_body, truncate};
+use crate::model::types::{
+    AssistantMessage, FinishReason, Message, ModelRequest, ModelResponse, ModelStreamEvent,
+    ToolCallRequest, ToolChoice, Usage,
 };
 
 /// Builds the JSON body of `POST /chat/completions`; with `strict`, every tool is sent with
@@ -158,12 +160,6 @@ struct WireResponse {
     usage: Option<WireUsage>,
 }
 
-fn malformed(detail: impl Into<String>) -> ModelError {
-    ModelError::MalformedResponse {
-        detail: detail.into(),
-    }
-}
-
 /// Parses the body of a successful non-streamed chat completion.
 pub(crate) fn parse_response(body: &[u8]) -> Result<ModelResponse, ModelError> {
     let text = String::from_utf8_lossy(body);
@@ -171,12 +167,9 @@ pub(crate) fn parse_response(body: &[u8]) -> Result<ModelResponse, ModelError> {
         Ok(p) => p,
         Err(e) => {
             if let Some((message, error_type)) = parse_error_body(&text) {
-                return Err(ModelError::Provider {
-                    message: message.unwrap_or_else(|| "unknown error".to_owned()),
-                    error_type,
-                });
+                return Err(ModelError::provider(message, error_type));
             }
-            return Err(malformed(format!(
+            return Err(ModelError::malformed(format!(
                 "invalid chat completion JSON ({e}); body starts with: {:?}",
                 truncate(&text, 200)
             )));
@@ -186,7 +179,7 @@ pub(crate) fn parse_response(body: &[u8]) -> Result<ModelResponse, ModelError> {
         .choices
         .into_iter()
         .next()
-        .ok_or_else(|| malformed("chat completion has no choices"))?;
+        .ok_or_else(|| ModelError::malformed("chat completion has no choices"))?;
     let tool_calls = choice
         .message
         .tool_calls
@@ -194,10 +187,9 @@ pub(crate) fn parse_response(body: &[u8]) -> Result<ModelResponse, ModelError> {
         .into_iter()
         .enumerate()
         .map(|(i, c)| {
-            let name = c
-                .function
-                .name
-                .ok_or_else(|| malformed(format!("tool call #{i} has no function name")))?;
+            let name = c.function.name.ok_or_else(|| {
+                ModelError::malformed(format!("tool call #{i} has no function name"))
+            })?;
             Ok(ToolCallRequest {
                 id: c.id.unwrap_or_else(|| format!("call_{i}")),
                 name,
@@ -277,7 +269,7 @@ struct PartialCall {
 /// Turns the `data` of the SSE events of a streamed chat completion (parsed by
 /// `eventsource-stream`) into [`ModelStreamEvent`]s.
 #[derive(Default)]
-pub(crate) struct StreamDecoder {
+pub struct StreamDecoder {
     text: String,
     has_text: bool,
     /// Calls by provider index, in order of first appearance.
@@ -288,40 +280,6 @@ pub(crate) struct StreamDecoder {
 }
 
 impl StreamDecoder {
-    /// `true` once `data: [DONE]` was seen.
-    pub(crate) fn is_done(&self) -> bool {
-        self.done
-    }
-
-    /// One SSE event's data; appends the resulting events to `out`. Anything after `[DONE]` is
-    /// ignored.
-    pub(crate) fn on_event(
-        &mut self,
-        data: &str,
-        out: &mut Vec<ModelStreamEvent>,
-    ) -> Result<(), ModelError> {
-        if self.done {
-            return Ok(());
-        }
-        self.dispatch(data, out)
-    }
-
-    /// Called at end of input; errors when the stream was cut (`mid_event`: the body ended
-    /// inside an event, which SSE discards).
-    pub(crate) fn finish(&mut self, mid_event: bool) -> Result<(), ModelError> {
-        if self.done {
-            return Ok(());
-        }
-        let detail = if mid_event {
-            "connection closed in the middle of an event"
-        } else {
-            "connection closed before `data: [DONE]`"
-        };
-        Err(ModelError::StreamTruncated {
-            detail: detail.to_owned(),
-        })
-    }
-
     fn dispatch(&mut self, data: &str, out: &mut Vec<ModelStreamEvent>) -> Result<(), ModelError> {
         if data.is_empty() {
             return Ok(());
@@ -333,16 +291,13 @@ impl StreamDecoder {
             return Ok(());
         }
         let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
-            malformed(format!(
+            ModelError::malformed(format!(
                 "invalid stream chunk JSON ({e}): {:?}",
                 truncate(data, 200)
             ))
         })?;
         if let Some(err) = chunk.error {
-            return Err(ModelError::Provider {
-                message: err.message.unwrap_or_else(|| "unknown error".to_owned()),
-                error_type: err.error_type,
-            });
+            return Err(err.into_error());
         }
         for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
             if let Some(delta) = choice.delta {
@@ -433,7 +388,9 @@ impl StreamDecoder {
                 continue;
             }
             if call.name.is_empty() {
-                return Err(malformed(format!("streamed tool call #{slot} has no name")));
+                return Err(ModelError::malformed(format!(
+                    "streamed tool call #{slot} has no name"
+                )));
             }
             if call.id.is_empty() {
                 call.id = format!("call_{slot}");
@@ -470,13 +427,17 @@ impl StreamDecoder {
 }
 
 impl SseDecoder for StreamDecoder {
+    const END_MARKER: &'static str = "data: [DONE]";
+
+    /// One SSE event's data; anything after `[DONE]` is ignored.
     fn on_event(&mut self, data: &str, out: &mut Vec<ModelStreamEvent>) -> Result<(), ModelError> {
-        StreamDecoder::on_event(self, data, out)
+        if self.done {
+            return Ok(());
+        }
+        self.dispatch(data, out)
     }
-    fn finish(&mut self, mid_event: bool) -> Result<(), ModelError> {
-        StreamDecoder::finish(self, mid_event)
-    }
+
     fn is_done(&self) -> bool {
-        StreamDecoder::is_done(self)
+        self.done
     }
 }
