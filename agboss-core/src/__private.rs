@@ -45,6 +45,7 @@ pub mod mcp {
 }
 
 /// Entry points of the fuzz targets (`fuzz/`) and their corpus replay.
+#[cfg(feature = "openai")]
 pub mod fuzz {
     pub use crate::model::openai::decode_openai_chunks;
 }

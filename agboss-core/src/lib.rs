@@ -14,6 +14,21 @@
 //! with one [`CallOutcome`] that carries the decision. An interceptor that errors, panics or
 //! times out fails the call closed.
 //!
+//! # Cargo features
+//!
+//! An app opts into what it uses; the default is the embedded SQLite store only.
+//!
+//! | feature | what it brings |
+//! |---|---|
+//! | `sqlite` (default) | [`store::SqliteStore`] (sqlx, a bundled SQLite) |
+//! | `postgres` | [`store::PostgresStore`] |
+//! | `openai` | [`model::OpenAiCompatibleModel`] (reqwest over rustls with `ring`, SSE) |
+//! | `anthropic` | [`model::AnthropicModel`] (the same HTTP core) |
+//! | `mcp` | `#[mcp_tool]`, whole MCP servers' tools and `App::serve_mcp` (rmcp, axum) |
+//! | `otel` | `telemetry::otel`: export of the spans over OTLP/HTTP |
+//!
+//! This reference is built with every feature (`cargo doc -p agboss-core --all-features`).
+//!
 //! # Layers
 //!
 //! Each module uses only the modules below it:
@@ -83,6 +98,12 @@ pub mod pipeline;
 pub mod prelude;
 pub mod store;
 pub mod telemetry;
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "mcp",
+    feature = "otel"
+))]
 mod tls;
 
 #[doc(hidden)]

@@ -143,6 +143,7 @@ impl ModelError {
     }
 
     /// [`ModelError::MalformedResponse`], its detail bounded (it may quote the answer).
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
     pub(crate) fn malformed(detail: impl Into<String>) -> Self {
         ModelError::MalformedResponse {
             detail: crate::dto::bounded(detail.into()),
@@ -150,6 +151,7 @@ impl ModelError {
     }
 
     /// [`ModelError::Provider`] with the provider's `error.message` (bounded) and `error.type`.
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
     pub(crate) fn provider(message: Option<String>, error_type: Option<String>) -> Self {
         ModelError::Provider {
             message: crate::dto::bounded(message.unwrap_or_else(|| "unknown error".to_owned())),

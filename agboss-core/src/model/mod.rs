@@ -8,9 +8,9 @@
 //! * the [`ChatModel`] trait (native `async`, for implementors) and its dyn-compatible
 //!   twin [`DynChatModel`] (for storing models behind `Arc<dyn DynChatModel>`);
 //! * [`ModelError`], the typed error of every model call;
-//! * [`OpenAiCompatibleModel`], a client of OpenAI's Chat Completions wire format that
+//! * [`OpenAiCompatibleModel`] (feature `openai`), a client of OpenAI's Chat Completions wire format that
 //!   also speaks to compatible servers (vLLM, Ollama, LiteLLM, …);
-//! * [`AnthropicModel`], a client of Anthropic's Messages API. Both are one HTTP client,
+//! * [`AnthropicModel`] (feature `anthropic`), a client of Anthropic's Messages API. Both are one HTTP client,
 //!   [`HttpChatModel`], over a provider's [`Wire`]: retries with jittered backoff and
 //!   `Retry-After`, timeouts, bounded SSE streams, typed errors carrying the server's
 //!   message, keyless local servers, streaming on or off are written once; a provider adds
@@ -40,34 +40,48 @@
 // The files, each using only those above it in this list:
 // error, types → stream → chat (the contract); sse → settings → http → events (the HTTP core)
 // → wire (what a provider adds) → client (the one HTTP client) → openai, anthropic.
+// The HTTP clients are behind the features `openai` and `anthropic` (either brings the core).
+#[cfg(feature = "anthropic")]
 mod anthropic;
 mod chat;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 mod client;
 mod error;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 mod events;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 mod http;
+#[cfg(feature = "openai")]
 pub(crate) mod openai;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 mod settings;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 mod sse;
 mod stream;
 mod types;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 mod wire;
 
+#[cfg(feature = "anthropic")]
 pub use anthropic::{
     ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_DEFAULT_MODEL, ANTHROPIC_VERSION,
     AnthropicModel, AnthropicModelBuilder, AnthropicWire,
 };
 pub use chat::{BoxFuture, ChatModel, DynChatModel, SharedChatModel};
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use client::{HttpChatModel, HttpChatModelBuilder};
 pub use error::ModelError;
+#[cfg(feature = "openai")]
 pub use openai::{
     DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiCompatibleModel, OpenAiCompatibleModelBuilder,
     OpenAiWire,
 };
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use sse::StreamLimits;
 pub use stream::{ModelStream, collect_stream, response_events, stream_from_response};
 pub use types::{
     AssistantMessage, FinishReason, Message, ModelRequest, ModelResponse, ModelStreamEvent, Role,
     ToolCallRequest, ToolChoice, ToolDefinition, Usage,
 };
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use wire::Wire;
