@@ -28,6 +28,13 @@
 //! the tenant is [`McpServe::tenant`], or what the authenticator returns once for the session
 //! ([`McpRequestMeta::stdio`]: no headers; read the environment, say).
 //!
+//! **Sessions.** Over HTTP with the pre-2026 `initialize` handshake, rmcp keeps a session per
+//! client (`Mcp-Session-Id`). A session is bound to the tenant and the principal
+//! ([`McpAuthenticator::principal`]; by default the bearer token's digest) of the request that
+//! opened it: a request naming it (`POST`, the `GET` event stream, the `DELETE` that ends it)
+//! with any other tenant or principal, valid credentials or not, is answered `404 Not Found`
+//! as an unknown session, before rmcp reads it.
+//!
 //! **Binding.** [`McpServe::http`] binds loopback addresses only, unless
 //! [`McpServe::allow_non_loopback`]; rmcp also checks the `Host` header against loopback names
 //! unless [`McpServe::allowed_hosts`] lists yours.
@@ -61,6 +68,7 @@
 mod auth;
 mod handler;
 mod http;
+mod session;
 
 use std::fmt;
 use std::net::SocketAddr;

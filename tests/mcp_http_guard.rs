@@ -1,0 +1,108 @@
+//! The streamable HTTP server of `App::serve_mcp` against hostile clients, in raw HTTP/1.1 on
+//! loopback: a session is bound to the tenant and principal that opened it (another tenant's
+//! valid token cannot use, read or end it), and slow or idle clients are bounded (header and
+//! body timeouts, a connection limit) so that a legitimate call still gets through.
+#[path = "mcp/raw_http.rs"]
+mod raw_http;
+
+use std::sync::Arc;
+
+use agboss_core::mcp::server::{BearerTokens, McpHttpServer};
+use agboss_e2e::mcp_desk::{CrmRunLog, crm_app};
+use raw_http::{Answer, initialize, request};
+use serde_json::json;
+
+/// The CRM app over HTTP with three tokens: two of acme (two principals of one tenant) and
+/// one of globex.
+async fn crm_server() -> (Arc<CrmRunLog>, McpHttpServer) {
+    let log = Arc::new(CrmRunLog::new());
+    let server = crm_app(Arc::clone(&log))
+        .expect("app")
+        .serve_mcp()
+        .authenticator(
+            BearerTokens::new()
+                .token("t-acme", "acme")
+                .token("t-acme-2", "acme")
+                .token("t-globex", "globex"),
+        )
+        .http("127.0.0.1:0")
+        .await
+        .expect("serves");
+    (log, server)
+}
+
+fn tools_call(id: u64, customer: &str) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": "get-customer-tool", "arguments": { "customerId": customer } } })
+    .to_string()
+}
+
+fn tools_list(id: u64) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/list" }).to_string()
+}
+
+/// One request on `session` as `token`, off the runtime.
+async fn on_session(
+    addr: std::net::SocketAddr,
+    method: &'static str,
+    token: &'static str,
+    session: &str,
+    body: Option<String>,
+) -> Answer {
+    let session = session.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let headers = [
+            ("Authorization", format!("Bearer {token}")),
+            ("Mcp-Session-Id", session),
+            ("MCP-Protocol-Version", "2025-06-18".to_owned()),
+        ];
+        request(addr, method, &headers, body.as_deref())
+    })
+    .await
+    .expect("client thread")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_is_bound_to_the_tenant_and_principal_that_opened_it() {
+    let (log, server) = crm_server().await;
+    let addr = server.local_addr();
+    let session = tokio::task::spawn_blocking(move || initialize(addr, "t-acme"))
+        .await
+        .unwrap();
+
+    // globex's valid token with acme's session id: refused as an unknown session (404), for
+    // every method, and acme's session is untouched.
+    for (method, body) in [
+        ("DELETE", None),
+        ("POST", Some(tools_call(2, "ACME-7"))),
+        ("POST", Some(tools_list(3))),
+        ("GET", None),
+    ] {
+        let answer = on_session(addr, method, "t-globex", &session, body).await;
+        assert_eq!(answer.status, 404, "{method} as globex: {answer:?}");
+    }
+    // Another principal of the same tenant is refused too.
+    let answer = on_session(addr, "DELETE", "t-acme-2", &session, None).await;
+    assert_eq!(answer.status, 404, "{answer:?}");
+    assert!(log.entries().is_empty(), "a hook ran: {:?}", log.entries());
+
+    // acme's session still serves acme.
+    let answer = on_session(
+        addr,
+        "POST",
+        "t-acme",
+        &session,
+        Some(tools_call(4, "ACME-7")),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(answer.body.contains("ACME-7"), "{answer:?}");
+    assert_eq!(log.runs_of("get-customer-tool"), 1);
+
+    // acme ends it; then it is gone for acme too.
+    let answer = on_session(addr, "DELETE", "t-acme", &session, None).await;
+    assert_eq!(answer.status, 202, "{answer:?}");
+    let answer = on_session(addr, "POST", "t-acme", &session, Some(tools_list(5))).await;
+    assert_eq!(answer.status, 404, "{answer:?}");
+    server.shutdown().await.expect("shuts down");
+}
