@@ -5,11 +5,14 @@
 #[path = "mcp/raw_http.rs"]
 mod raw_http;
 
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use agboss_core::mcp::server::{BearerTokens, McpHttpServer};
 use agboss_e2e::mcp_desk::{CrmRunLog, crm_app};
-use raw_http::{Answer, initialize, request};
+use raw_http::{Answer, initialize, read_answer, request};
 use serde_json::json;
 
 /// The CRM app over HTTP with three tokens: two of acme (two principals of one tenant) and
@@ -104,5 +107,115 @@ async fn a_session_is_bound_to_the_tenant_and_principal_that_opened_it() {
     assert_eq!(answer.status, 202, "{answer:?}");
     let answer = on_session(addr, "POST", "t-acme", &session, Some(tools_list(5))).await;
     assert_eq!(answer.status, 404, "{answer:?}");
+    server.shutdown().await.expect("shuts down");
+}
+
+/// Reads until the peer closes the connection (or `limit` passes): whether it closed.
+fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
+    stream.set_read_timeout(Some(limit)).expect("read timeout");
+    let mut buf = [0u8; 512];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_and_slow_clients_are_bounded_and_a_legitimate_call_still_succeeds() {
+    const LIMIT: usize = 8;
+    let log = Arc::new(CrmRunLog::new());
+    let server = crm_app(Arc::clone(&log))
+        .expect("app")
+        .serve_mcp()
+        .authenticator(BearerTokens::new().token("t-acme", "acme"))
+        .header_timeout(Duration::from_secs(1))
+        .body_timeout(Duration::from_secs(1))
+        .max_body_bytes(4096)
+        .max_connections(LIMIT)
+        .http("127.0.0.1:0")
+        .await
+        .expect("serves");
+    let addr = server.local_addr();
+    let started = Instant::now();
+    let (call, mut idle) = tokio::task::spawn_blocking(move || {
+        // Twice as many idle, unauthenticated connections as the server serves at once.
+        let idle: Vec<TcpStream> = (0..2 * LIMIT)
+            .map(|_| TcpStream::connect(addr).expect("connects"))
+            .collect();
+        // A legitimate client: a session and a call, each request on a new connection.
+        let session = initialize(addr, "t-acme");
+        let headers = [
+            ("Authorization", "Bearer t-acme".to_owned()),
+            ("Mcp-Session-Id", session),
+            ("MCP-Protocol-Version", "2025-06-18".to_owned()),
+        ];
+        let call = request(addr, "POST", &headers, Some(&tools_call(2, "ACME-7")));
+        (call, idle)
+    })
+    .await
+    .unwrap();
+    assert_eq!(call.status, 200, "{call:?}");
+    assert!(call.body.contains("ACME-7"), "{call:?}");
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(6), "the call took {waited:?}");
+
+    // Every idle connection was closed by the server after the header timeout.
+    let all_closed = tokio::task::spawn_blocking(move || {
+        idle.iter_mut()
+            .all(|s| closed_within(s, Duration::from_secs(4)))
+    })
+    .await
+    .unwrap();
+    assert!(all_closed, "an idle connection is still open");
+
+    // A body that trickles in slower than the body timeout: 408, connection closed.
+    let slow = tokio::task::spawn_blocking(move || {
+        let mut stream = TcpStream::connect(addr).expect("connects");
+        let body = tools_call(3, "ACME-7");
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer t-acme\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .expect("writes");
+        let sent = Instant::now();
+        for byte in body.as_bytes().iter().take(8) {
+            if stream.write_all(&[*byte]).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        (read_answer(&mut stream), sent.elapsed())
+    })
+    .await
+    .unwrap();
+    assert_eq!(slow.0.status, 408, "{:?}", slow.0);
+    assert!(slow.1 < Duration::from_secs(4), "{:?}", slow.1);
+
+    // A body over the size limit: 413, without reading it.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list","pad":"{}"}}"#,
+        "x".repeat(8192)
+    );
+    let answer = tokio::task::spawn_blocking(move || {
+        request(
+            addr,
+            "POST",
+            &[("Authorization", "Bearer t-acme".to_owned())],
+            Some(&big),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(answer.status, 413, "{answer:?}");
+    assert_eq!(
+        log.runs_of("get-customer-tool"),
+        1,
+        "only the legitimate call ran"
+    );
     server.shutdown().await.expect("shuts down");
 }

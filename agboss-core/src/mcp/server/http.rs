@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 use super::McpServerError;
 use super::auth::{Caller, McpAuthError, McpRequestMeta, SharedAuthenticator};
 use super::handler::McpToolServer;
+use super::limits::{HttpLimits, serve, with_body_limits};
 use super::session::SessionOwners;
 use crate::di::TenantContext;
 
@@ -30,8 +31,10 @@ pub(crate) fn router(
     authenticator: Option<SharedAuthenticator>,
     path: &str,
     allowed_hosts: Option<Vec<String>>,
+    limits: HttpLimits,
 ) -> (Router, EndSessions) {
-    let mut config = StreamableHttpServerConfig::default();
+    let mut config =
+        StreamableHttpServerConfig::default().with_max_request_body_bytes(limits.max_body_bytes);
     if let Some(hosts) = allowed_hosts {
         config = config.with_allowed_hosts(hosts);
     }
@@ -39,7 +42,7 @@ pub(crate) fn router(
     let sessions = Arc::new(LocalSessionManager::default());
     let owners = Arc::new(SessionOwners::new(Arc::clone(&sessions)));
     let service = StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
-    let mut router = Router::new().nest_service(path, service);
+    let mut router = with_body_limits(Router::new().nest_service(path, service), limits);
     if let Some(authenticator) = authenticator {
         router = router.layer(axum::middleware::from_fn_with_state(
             Gate {
@@ -178,16 +181,11 @@ impl McpHttpServer {
         router: Router,
         path: String,
         end_sessions: EndSessions,
+        limits: HttpLimits,
     ) -> Result<Self, McpServerError> {
         let local_addr = listener.local_addr().map_err(McpServerError::Io)?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await
-        });
+        let task = tokio::spawn(serve(listener, router, limits, stopped));
         Ok(Self {
             local_addr,
             path,

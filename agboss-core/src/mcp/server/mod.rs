@@ -35,6 +35,15 @@
 //! with any other tenant or principal, valid credentials or not, is answered `404 Not Found`
 //! as an unknown session, before rmcp reads it.
 //!
+//! **Limits.** Against slow and greedy clients, [`McpServe::http`] serves at most
+//! [`max_connections`](McpServe::max_connections) connections at once (256; the next wait
+//! unaccepted in the listen backlog) and closes a connection that takes longer than the
+//! [`header_timeout`](McpServe::header_timeout) (10 s) to send a request's headers, or stays
+//! idle that long between two requests; every router reads a request's body whole within the
+//! [`body_timeout`](McpServe::body_timeout) (30 s, else `408`) and the
+//! [`max_body_bytes`](McpServe::max_body_bytes) (4 MiB, else `413`) before rmcp sees it. A call
+//! that runs long, or an event stream that stays open, is not cut by these.
+//!
 //! **Binding.** [`McpServe::http`] binds loopback addresses only, unless
 //! [`McpServe::allow_non_loopback`]; rmcp also checks the `Host` header against loopback names
 //! unless [`McpServe::allowed_hosts`] lists yours.
@@ -68,11 +77,13 @@
 mod auth;
 mod handler;
 mod http;
+mod limits;
 mod session;
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::ServiceExt as _;
 use rmcp::model::Implementation;
@@ -80,9 +91,13 @@ use rmcp::model::Implementation;
 pub use auth::{BearerTokens, McpAuthError, McpAuthenticator, McpRequestMeta, McpTransportKind};
 pub use handler::McpToolServer;
 pub use http::McpHttpServer;
+pub use limits::{
+    DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+};
 
 use self::auth::SharedAuthenticator;
 use self::handler::{ServedTools, TenantSource};
+use self::limits::HttpLimits;
 use crate::callback::SharedToolCallback;
 use crate::cascade::BoundTool;
 use crate::di::TenantContext;
@@ -161,6 +176,7 @@ pub struct McpServe {
     path: String,
     implementation: Implementation,
     instructions: Option<String>,
+    limits: HttpLimits,
 }
 
 impl fmt::Debug for McpServe {
@@ -199,6 +215,7 @@ impl McpServe {
             path: "/mcp".to_string(),
             implementation: Implementation::new(name, env!("CARGO_PKG_VERSION")),
             instructions: None,
+            limits: HttpLimits::default(),
         }
     }
 
@@ -251,6 +268,41 @@ impl McpServe {
         } else {
             format!("/{path}")
         };
+        self
+    }
+
+    /// How long an HTTP connection may take to send a request's headers, and stay idle
+    /// between two requests, before it is closed (default [`DEFAULT_HEADER_TIMEOUT`], 10 s):
+    /// a client that connects and sends nothing holds no connection slot longer. Applies to
+    /// [`McpServe::http`] (mount [`McpServe::router`] in a server of your own with its own).
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.header_timeout = timeout;
+        self
+    }
+
+    /// How long a request's body may take to arrive once its headers have (default
+    /// [`DEFAULT_BODY_TIMEOUT`], 30 s); a slower one is answered `408 Request Timeout` and its
+    /// connection closed. The body is read whole before rmcp sees the request; the time of the
+    /// call itself is not bounded here.
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.body_timeout = timeout;
+        self
+    }
+
+    /// The largest request body in bytes (default [`DEFAULT_MAX_BODY_BYTES`], 4 MiB); a larger
+    /// one is answered `413 Payload Too Large` (at once when its `Content-Length` says so).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_body_bytes = bytes;
+        self
+    }
+
+    /// How many connections [`McpServe::http`] serves at once (default
+    /// [`DEFAULT_MAX_CONNECTIONS`], 256): the next ones wait, unaccepted, in the system's
+    /// listen backlog until a connection ends (an idle one ends after the
+    /// [header timeout](McpServe::header_timeout)), so a flood of idle connections cannot
+    /// exhaust the process's file descriptors.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.limits.max_connections = connections;
         self
     }
 
@@ -369,6 +421,7 @@ impl McpServe {
             self.authenticator.clone(),
             &self.path,
             self.allowed_hosts.clone(),
+            self.limits,
         ))
     }
 
@@ -393,6 +446,13 @@ impl McpServe {
         let listener = tokio::net::TcpListener::bind(addrs.as_slice())
             .await
             .map_err(bind_error)?;
-        McpHttpServer::start(listener, router, self.path.clone(), end_sessions).await
+        McpHttpServer::start(
+            listener,
+            router,
+            self.path.clone(),
+            end_sessions,
+            self.limits,
+        )
+        .await
     }
 }
