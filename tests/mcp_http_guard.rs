@@ -219,3 +219,40 @@ async fn idle_and_slow_clients_are_bounded_and_a_legitimate_call_still_succeeds(
     );
     server.shutdown().await.expect("shuts down");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_twice_in_the_arguments_is_refused_over_mcp() {
+    let (log, server) = crm_server().await;
+    let addr = server.local_addr();
+    let session = tokio::task::spawn_blocking(move || initialize(addr, "t-acme"))
+        .await
+        .unwrap();
+    // rmcp would keep the last `customerId`; the first is null, the second valid.
+    let body = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get-customer-tool","arguments":{"customerId":null,"customerId":"ACME-7"}}}"#;
+    let answer = on_session(addr, "POST", "t-acme", &session, Some(body.to_owned())).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(answer.body.contains(r#""isError":true"#), "{answer:?}");
+    assert!(
+        answer
+            .body
+            .contains("$.customerId: the key `customerId` appears more than once"),
+        "{answer:?}"
+    );
+    // A key twice elsewhere in the request: refused before rmcp reads it.
+    let body = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get-customer-tool","arguments":{"customerId":"ACME-7"},"_meta":{"k":1,"k":2}}}"#;
+    let answer = on_session(addr, "POST", "t-acme", &session, Some(body.to_owned())).await;
+    assert_eq!(answer.status, 400, "{answer:?}");
+    assert!(log.entries().is_empty(), "a hook ran: {:?}", log.entries());
+    // The same call once: it runs.
+    let answer = on_session(
+        addr,
+        "POST",
+        "t-acme",
+        &session,
+        Some(tools_call(4, "ACME-7")),
+    )
+    .await;
+    assert!(answer.body.contains(r#""isError":false"#), "{answer:?}");
+    assert_eq!(log.runs_of("get-customer-tool"), 1);
+    server.shutdown().await.expect("shuts down");
+}

@@ -15,6 +15,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 
+use super::arguments::RawArguments;
 use super::auth::Caller;
 use crate::callback::{SharedToolCallback, ToolInvocation};
 use crate::cascade::BoundTool;
@@ -217,10 +218,16 @@ impl McpToolServer {
             // Unreachable behind the authentication layer; refused all the same.
             return Ok(error_result("The request is not authenticated.".into()));
         };
-        let arguments = match &request.arguments {
-            Some(arguments) => serde_json::to_string(arguments)
+        // The raw text when it holds a key twice (rmcp's map kept one of the two).
+        let raw = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<RawArguments>());
+        let arguments = match (raw, &request.arguments) {
+            (Some(raw), _) => raw.0.to_string(),
+            (None, Some(arguments)) => serde_json::to_string(arguments)
                 .map_err(|e| ErrorData::invalid_params(format!("arguments: {e}"), None))?,
-            None => "{}".to_string(),
+            (None, None) => "{}".to_string(),
         };
         let call_id = format!("mcp-{}", context.id);
         let invocation = ToolInvocation::new(&call_id, &arguments).with_tenant(tenant.as_ref());

@@ -18,6 +18,8 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, oneshot, watch};
 
+use super::arguments::{Screened, screen};
+
 /// The limits of an HTTP MCP server (set on [`McpServe`](super::McpServe); the defaults are
 /// the `DEFAULT_*` constants).
 #[derive(Debug, Clone, Copy)]
@@ -50,7 +52,8 @@ impl Default for HttpLimits {
 }
 
 /// Adds the body layer to `router`: every request's body is read whole, within the body
-/// timeout (else `408`) and the size limit (else `413`), before the inner service sees it.
+/// timeout (else `408`) and the size limit (else `413`), and screened for keys twice in one
+/// object (see [`screen`]), before the inner service sees it.
 pub(crate) fn with_body_limits(router: Router, limits: HttpLimits) -> Router {
     router.layer(axum::middleware::from_fn_with_state(limits, read_body))
 }
@@ -79,12 +82,39 @@ async fn read_body(State(limits): State<HttpLimits>, request: Request, next: Nex
     };
     match tokio::time::timeout(limits.body_timeout, read).await {
         Ok(Ok(bytes)) => {
+            let mut parts = parts;
+            match screen(&bytes) {
+                Screened::Faithful => {}
+                Screened::Raw(raw) => {
+                    parts.extensions.insert(raw);
+                }
+                Screened::Refused => return duplicate_refused(),
+            }
             next.run(Request::from_parts(parts, Body::from(bytes)))
                 .await
         }
         Ok(Err(status)) => closing(status),
         Err(_) => closing(StatusCode::REQUEST_TIMEOUT),
     }
+}
+
+/// The answer to a request with a key twice outside its arguments: `400` with a JSON-RPC
+/// error (id `null`: the request was not read).
+fn duplicate_refused() -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32600,
+            "message": "Invalid Request: a key appears more than once in one object; send each key once",
+        },
+    });
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// An error answer after which the connection is closed (its body may be half read).

@@ -44,6 +44,14 @@
 //! [`max_body_bytes`](McpServe::max_body_bytes) (4 MiB, else `413`) before rmcp sees it. A call
 //! that runs long, or an event stream that stays open, is not cut by these.
 //!
+//! **Duplicate keys.** A tool's input with a key twice in one object is refused with a
+//! `duplicate` error at the key's path (rejected input, no hook runs), as
+//! [`Dto::from_json_str`](crate::dto::Dto::from_json_str) refuses it for every caller. Over
+//! HTTP the body is screened before rmcp parses it into maps (which keep one of the two): the
+//! raw text of a `tools/call`'s `arguments` is what the tool's decoder reads, and a key twice
+//! elsewhere in a request is answered `400` (JSON-RPC `-32600`). Over stdio rmcp's parse is
+//! not screened: the arguments reach the decoder as rmcp's map.
+//!
 //! **Binding.** [`McpServe::http`] binds loopback addresses only, unless
 //! [`McpServe::allow_non_loopback`]; rmcp also checks the `Host` header against loopback names
 //! unless [`McpServe::allowed_hosts`] lists yours.
@@ -74,6 +82,7 @@
 //! server.wait().await?;
 //! # Ok(()) }
 //! ```
+mod arguments;
 mod auth;
 mod handler;
 mod http;
