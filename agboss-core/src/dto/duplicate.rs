@@ -3,8 +3,8 @@
 //! keeps one of the two (serde_json's `Value` and maps the last), so a listener or an audit
 //! log that reads the text could see another value than the tool: such a text is refused.
 //!
-//! One pass over the bytes, without recursion (a deep text costs heap, not stack); a text that
-//! is not JSON is left to the decoder to report (`None`).
+//! One pass over the bytes, without recursion, at most 128 levels deep (as serde_json); a text
+//! that is not JSON is left to the decoder to report (`None`).
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
@@ -26,6 +26,10 @@ struct Keys<'a> {
 }
 
 const FEW: usize = 16;
+
+/// Deeper than this, the scan stops (`None`): serde_json refuses such a text anyway (its
+/// recursion limit is 128), and the scan's stack stays small whatever the input.
+const MAX_DEPTH: usize = 128;
 
 impl<'a> Keys<'a> {
     /// Adds `key`; false when it was there already.
@@ -115,6 +119,9 @@ fn walk(
                         i += 1;
                         State::After
                     } else {
+                        if stack.len() == MAX_DEPTH {
+                            return None;
+                        }
                         stack.push(Frame::Object {
                             keys: Keys::default(),
                             key: Cow::Borrowed(""),
@@ -128,6 +135,9 @@ fn walk(
                         i += 1;
                         State::After
                     } else {
+                        if stack.len() == MAX_DEPTH {
+                            return None;
+                        }
                         stack.push(Frame::Array { index: 0 });
                         State::Value
                     }
@@ -361,5 +371,7 @@ mod tests {
         }
         let deep = "[".repeat(100_000);
         assert_eq!(at(&deep), None);
+        let deep = format!("{}{{\"a\":1,\"a\":2}}{}", "[".repeat(100), "]".repeat(100));
+        assert_eq!(at(&deep).unwrap(), format!("${}.a", "[0]".repeat(100)));
     }
 }
