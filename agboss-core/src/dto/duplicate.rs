@@ -17,12 +17,12 @@ pub(crate) struct Duplicate {
     pub(crate) key: String,
 }
 
-/// The keys of one object: a list while short, a set past that (an object of many keys
-/// costs linear time, not quadratic).
+/// The keys of the objects being read, in one list shared by all of them (each object's are
+/// a tail of it, from its frame's `start`): no allocation per object. An object of many keys
+/// moves its own to a set (linear time, not quadratic).
 #[derive(Default)]
 struct Keys<'a> {
-    few: Vec<Cow<'a, str>>,
-    many: Option<HashSet<Cow<'a, str>>>,
+    list: Vec<Cow<'a, str>>,
 }
 
 const FEW: usize = 16;
@@ -32,21 +32,27 @@ const FEW: usize = 16;
 const MAX_DEPTH: usize = 128;
 
 impl<'a> Keys<'a> {
-    /// Adds `key`; false when it was there already.
-    fn insert(&mut self, key: Cow<'a, str>) -> bool {
-        if let Some(many) = &mut self.many {
+    /// Adds `key` to the object whose keys start at `start` (or are in `many`); false when it
+    /// was there already.
+    fn insert(
+        &mut self,
+        start: usize,
+        many: &mut Option<HashSet<Cow<'a, str>>>,
+        key: Cow<'a, str>,
+    ) -> bool {
+        if let Some(many) = many {
             return many.insert(key);
         }
-        if self.few.contains(&key) {
+        if self.list[start..].contains(&key) {
             return false;
         }
-        if self.few.len() < FEW {
-            self.few.push(key);
+        if self.list.len() - start < FEW {
+            self.list.push(key);
         } else {
-            let mut many = HashSet::with_capacity(FEW * 2);
-            many.extend(self.few.drain(..));
-            many.insert(key);
-            self.many = Some(many);
+            let mut set = HashSet::with_capacity(FEW * 2);
+            set.extend(self.list.drain(start..));
+            set.insert(key);
+            *many = Some(set);
         }
         true
     }
@@ -55,7 +61,10 @@ impl<'a> Keys<'a> {
 enum Frame<'a> {
     /// An object, with the key whose value is being read.
     Object {
-        keys: Keys<'a>,
+        /// Where its keys start in the shared list.
+        start: usize,
+        /// Its keys, when it has many.
+        many: Option<HashSet<Cow<'a, str>>>,
         key: Cow<'a, str>,
     },
     Array {
@@ -101,6 +110,7 @@ fn walk(
     let b = text.as_bytes();
     let mut i = 0;
     let mut stack: Vec<Frame<'_>> = Vec::new();
+    let mut keys = Keys::default();
     let mut state = State::Value;
     loop {
         i = skip_ws(b, i);
@@ -123,7 +133,8 @@ fn walk(
                             return None;
                         }
                         stack.push(Frame::Object {
-                            keys: Keys::default(),
+                            start: keys.list.len(),
+                            many: None,
                             key: Cow::Borrowed(""),
                         });
                         State::Key
@@ -168,10 +179,15 @@ fn walk(
                     return None;
                 }
                 i += 1;
-                let Some(Frame::Object { keys, key: current }) = stack.last_mut() else {
+                let Some(Frame::Object {
+                    start,
+                    many,
+                    key: current,
+                }) = stack.last_mut()
+                else {
                     return None;
                 };
-                if !keys.insert(key.clone()) {
+                if !keys.insert(*start, many, key.clone()) {
                     return Some(Duplicate {
                         path: render(&stack[..stack.len() - 1], &key),
                         key: key.into_owned(),
@@ -191,8 +207,13 @@ fn walk(
                     i += 1;
                     State::Key
                 }
-                (Some(Frame::Array { .. }), Some(b']'))
-                | (Some(Frame::Object { .. }), Some(b'}')) => {
+                (Some(Frame::Array { .. }), Some(b']')) => {
+                    stack.pop();
+                    i += 1;
+                    State::After
+                }
+                (Some(Frame::Object { start, .. }), Some(b'}')) => {
+                    keys.list.truncate(*start);
                     stack.pop();
                     i += 1;
                     State::After
