@@ -49,8 +49,9 @@
 //! [`Dto::from_json_str`](crate::dto::Dto::from_json_str) refuses it for every caller. Over
 //! HTTP the body is screened before rmcp parses it into maps (which keep one of the two): the
 //! raw text of a `tools/call`'s `arguments` is what the tool's decoder reads, and a key twice
-//! elsewhere in a request is answered `400` (JSON-RPC `-32600`). Over stdio rmcp's parse is
-//! not screened: the arguments reach the decoder as rmcp's map.
+//! elsewhere in a request is answered `400` (JSON-RPC `-32600`). Over stdio each line is
+//! screened the same way: the raw arguments are decoded, and a request with a key twice
+//! elsewhere is answered with a JSON-RPC error (`-32601`, a method no server has).
 //!
 //! **Binding.** [`McpServe::http`] binds loopback addresses only, unless
 //! [`McpServe::allow_non_loopback`]; rmcp also checks the `Host` header against loopback names
@@ -383,9 +384,13 @@ impl McpServe {
                 tenant = Some(t);
             }
         }
-        let handler = self.build(TenantSource::Fixed(tenant))?;
+        let raw = Arc::new(arguments::RawByRequest::default());
+        let handler = self
+            .build(TenantSource::Fixed(tenant))?
+            .with_raw_arguments(Arc::clone(&raw));
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
         let running = handler
-            .serve(rmcp::transport::stdio_pipes())
+            .serve((arguments::ScreenedLines::new(stdin, raw), stdout))
             .await
             .map_err(|e| McpServerError::Start(Box::new(e)))?;
         running.waiting().await.map_err(McpServerError::Task)?;

@@ -1,7 +1,8 @@
-//! The streamable HTTP server of `App::serve_mcp` against hostile clients, in raw HTTP/1.1 on
-//! loopback: a session is bound to the tenant and principal that opened it (another tenant's
-//! valid token cannot use, read or end it), and slow or idle clients are bounded (header and
-//! body timeouts, a connection limit) so that a legitimate call still gets through.
+//! `App::serve_mcp` against hostile clients, in raw HTTP/1.1 on loopback and raw JSON-RPC
+//! lines over stdio: a session is bound to the tenant and principal that opened it (another
+//! tenant's valid token cannot use, read or end it); slow or idle clients are bounded (header
+//! and body timeouts, a connection limit) so that a legitimate call still gets through; a key
+//! twice in one object is refused, not decoded as one of the two.
 #[path = "mcp/raw_http.rs"]
 mod raw_http;
 
@@ -255,4 +256,59 @@ async fn a_key_twice_in_the_arguments_is_refused_over_mcp() {
     assert!(answer.body.contains(r#""isError":false"#), "{answer:?}");
     assert_eq!(log.runs_of("get-customer-tool"), 1);
     server.shutdown().await.expect("shuts down");
+}
+
+#[test]
+fn a_key_twice_in_the_arguments_is_refused_over_stdio() {
+    use std::io::{BufRead as _, BufReader};
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-crm-server"))
+        .args(["--tenant", "acme"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the stdio server starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": { "name": "raw", "version": "0" } } });
+    for line in [
+        init.to_string(),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string(),
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get-customer-tool","arguments":{"customerId":null,"customerId":"ACME-7"}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get-customer-tool","arguments":{"customerId":"ACME-7"},"_meta":{"k":1,"k":2}}}"#.to_owned(),
+        tools_call(4, "ACME-7"),
+    ] {
+        writeln!(stdin, "{line}").expect("writes");
+    }
+    let mut answers = std::collections::HashMap::new();
+    while answers.len() < 4 {
+        let line = rx
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("no answer in 20 s; got {answers:?}"));
+        let message: serde_json::Value = serde_json::from_str(&line).expect("JSON-RPC");
+        if let Some(id) = message["id"].as_u64() {
+            answers.insert(id, message);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let refused = &answers[&2]["result"];
+    assert_eq!(refused["isError"], true, "{refused}");
+    let text = refused["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("$.customerId: the key `customerId` appears more than once"),
+        "{text}"
+    );
+    assert_eq!(answers[&3]["error"]["code"], -32601, "{}", answers[&3]);
+    assert_eq!(answers[&4]["result"]["isError"], false, "{}", answers[&4]);
 }
