@@ -192,3 +192,56 @@ impl<R: AsyncRead + Unpin> AsyncRead for ScreenedLines<R> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncReadExt as _;
+
+    use super::*;
+
+    /// Hands out its bytes three at a time.
+    struct Trickle(Vec<u8>, usize);
+
+    impl AsyncRead for Trickle {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            let start = self.1;
+            let end = (start + 3).min(self.0.len());
+            buf.put_slice(&self.0[start..end]);
+            self.1 = end;
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_split_across_reads_are_screened_whole() {
+        let input = concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"t","arguments":{"a":1,"a":2}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","name":"u"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        );
+        let raw = Arc::new(RawByRequest::default());
+        let mut reader =
+            ScreenedLines::new(Trickle(input.as_bytes().to_vec(), 0), Arc::clone(&raw));
+        let mut out = String::new();
+        reader.read_to_string(&mut out).await.unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        let expected: Vec<&str> = input.lines().collect();
+        assert_eq!(lines.len(), 4, "{out}");
+        assert_eq!(lines[0], expected[0]);
+        assert_eq!(lines[1], expected[1], "kept as sent");
+        assert_eq!(raw.take(r#""c""#).unwrap().0.as_ref(), r#"{"a":1,"a":2}"#);
+        assert_eq!(raw.take(r#""c""#).map(|r| r.0), None, "taken once");
+        let refused: serde_json::Value = serde_json::from_str(lines[2]).unwrap();
+        assert_eq!(refused["id"], 3);
+        assert_eq!(refused["method"], REFUSED_METHOD);
+        assert_eq!(lines[3], expected[3], "the last line without a newline");
+    }
+}
