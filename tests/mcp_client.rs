@@ -491,39 +491,12 @@ async fn build_errors_name_the_server_and_the_tool() {
     );
 }
 
-/// server-everything over streamable HTTP on a free loopback port, killed when dropped.
-async fn everything_over_http(entry: &str) -> (tokio::process::Child, String) {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let mut child = tokio::process::Command::new("node")
-        .args([entry, "streamableHttp"])
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("node starts");
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return (child, format!("http://127.0.0.1:{port}/mcp"));
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let _ = child.kill().await;
-    panic!("server-everything did not listen on {port}");
-}
-
 #[tokio::test]
 async fn the_same_declarations_work_over_streamable_http() {
     let Some(entry) = env::everything_entry() else {
         return;
     };
-    let (_child, url) = everything_over_http(&entry).await;
+    let (_child, url) = env::everything_over_http(&entry).await;
     let server = McpServer::connect(McpServerConfig::http("everything", &url))
         .await
         .expect("connects over HTTP");

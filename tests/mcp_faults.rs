@@ -1,9 +1,13 @@
 //! Faults of MCP servers, against a misbehaving one (`tests/mcp/fault_server.py`, Python's
 //! standard library only): a server that cannot start or initialize, `isError` results, a
 //! process that dies mid-call, hangs, and writes what is not JSON-RPC. Each is a typed error,
-//! and the next call is served on a new connection.
+//! and the next call is served on a new connection; and the real server-everything killed
+//! mid-call over streamable HTTP.
+#[path = "mcp/env.rs"]
+mod env;
+
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agboss_core::mcp::client::{McpError, McpServer, McpServerConfig};
 use agboss_core::*;
@@ -201,4 +205,61 @@ async fn faults_are_typed_errors_and_the_connection_is_re_established() {
         .filter(|e| matches!(e, RunEvent::ToolResult { is_error: true, .. }))
         .count();
     assert_eq!(errors, 2);
+}
+
+#[mcp_tool(
+    name = "http-slow-tool",
+    description = "A long operation, over HTTP",
+    server = "everything-http",
+    remote = "trigger-long-running-operation"
+)]
+pub struct HttpSlowTool;
+
+#[tokio::test]
+async fn a_killed_http_server_is_a_lost_connection_within_seconds() {
+    let Some(entry) = env::everything_entry() else {
+        return;
+    };
+    let (mut child, url) = env::everything_over_http(&entry).await;
+    let server = McpServer::connect(
+        McpServerConfig::http("everything-http", &url).call_timeout(Duration::from_secs(20)),
+    )
+    .await
+    .expect("connects over HTTP");
+    let app = App::builder()
+        .mcp_server(server.clone())
+        .tool::<HttpSlowTool>()
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let tool = app.tool_by_name("http-slow-tool").unwrap();
+    let call = tool.invoke_json(r#"{"duration": 15, "steps": 15}"#);
+    let kill = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        child.start_kill().expect("kills server-everything");
+    };
+    let (result, ()) = tokio::join!(call, kill);
+    let elapsed = started.elapsed();
+    let err = result.unwrap_err();
+    let ToolCallError::ToolFailed { error, .. } = &err else {
+        panic!("{err:?} after {elapsed:?}")
+    };
+    let mcp = error.source_error().downcast_ref::<McpError>().unwrap();
+    assert!(
+        matches!(
+            mcp,
+            McpError::ConnectionLost {
+                server: "everything-http",
+                ..
+            }
+        ),
+        "{mcp} after {elapsed:?}"
+    );
+    // Killed after 1 s; the reconnection gives up after a few seconds, not the 20 s limit.
+    eprintln!("the kill was noticed after {elapsed:?}");
+    assert!(
+        elapsed < Duration::from_secs(8),
+        "noticed after {elapsed:?}"
+    );
+    assert!(!server.is_connected(), "the lost session is dropped");
 }

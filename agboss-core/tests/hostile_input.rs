@@ -159,6 +159,77 @@ async fn duplicate_keys_are_refused_with_the_key_named() {
     assert_eq!(outcome.failure().unwrap().kind(), FailureKind::Rejected);
 }
 
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct HiTaggedDto {
+    #[text(prompt = "Tags by name")]
+    pub tags: std::collections::HashMap<String, String>,
+    #[json(prompt = "Anything")]
+    pub extra: serde_json::Value,
+}
+
+#[tool(name = "hi-tagged-tool", description = "Takes tags", input = HiTaggedDto,
+       output = HiTaggedDto)]
+pub struct HiTaggedTool;
+
+impl ToolHandler<HiTaggedDto, HiTaggedDto> for HiTaggedTool {
+    async fn run(&self, input: HiTaggedDto) -> Result<HiTaggedDto, ToolError> {
+        Ok(input)
+    }
+}
+
+/// The one `duplicate` error of `text` decoded as `T`, at `path`.
+fn assert_duplicate<T: Dto + std::fmt::Debug>(text: &str, path: &str) {
+    let err = T::from_json_str(text).unwrap_err();
+    assert_eq!(err.errors.len(), 1, "{text}: {err}");
+    assert_eq!(err.errors[0].code, code::DUPLICATE, "{text}: {err}");
+    assert_eq!(err.errors[0].path, path, "{text}: {err}");
+}
+
+#[tokio::test]
+async fn duplicate_keys_are_refused_after_a_null_and_in_maps_and_raw_values() {
+    // The first occurrence null or of the wrong type, the second valid: not "the last wins".
+    assert_duplicate::<HiOrderDto>(
+        r#"{"orderId":null,"orderId":"AB-1","lines":[]}"#,
+        "$.orderId",
+    );
+    assert_duplicate::<HiOrderDto>(r#"{"orderId":7,"orderId":"AB-1","lines":[]}"#, "$.orderId");
+    assert_duplicate::<HiOrderDto>(
+        r#"{"orderId":"A","lines":[{"sku":null,"sku":"b"}]}"#,
+        "$.lines[0].sku",
+    );
+    // Inside a map field and a raw `Value` field, at any depth; an escaped spelling is the
+    // same key.
+    assert_duplicate::<HiTaggedDto>(r#"{"tags":{"a":"1","a":"2"},"extra":{}}"#, "$.tags.a");
+    assert_duplicate::<HiTaggedDto>(
+        r#"{"tags":{},"extra":{"x":[1,{"k":1,"k":2}]}}"#,
+        "$.extra.x[1].k",
+    );
+    assert_duplicate::<HiTaggedDto>(
+        r#"{"tags":{"a b":"1","a b":"2"},"extra":0}"#,
+        r#"$.tags["a b"]"#,
+    );
+    // The same key in two objects is no duplicate.
+    let ok =
+        HiTaggedDto::from_json_str(r#"{"tags":{"a":"1"},"extra":{"a":1,"b":{"a":2}}}"#).unwrap();
+    assert_eq!(ok.extra["b"]["a"], 2);
+    // Through the pipeline: rejected, the tool never runs.
+    let app = App::builder()
+        .tool::<HiOrderTool>()
+        .tool::<HiTaggedTool>()
+        .build()
+        .unwrap();
+    let outcome = app
+        .tool::<HiOrderTool>()
+        .call(r#"{"orderId":null,"orderId":"AB-1","lines":[]}"#)
+        .await;
+    assert_eq!(outcome.failure().unwrap().kind(), FailureKind::Rejected);
+    let outcome = app
+        .tool::<HiTaggedTool>()
+        .call(r#"{"tags":{"to":"ann","to":"eve"},"extra":null}"#)
+        .await;
+    assert_eq!(outcome.failure().unwrap().kind(), FailureKind::Rejected);
+}
+
 // --- Providers: 2. usage overflow, 3. streams without an end, 4. split tool names ------------------
 
 fn model(server: &MockServer, limits: StreamLimits) -> OpenAiCompatibleModel {

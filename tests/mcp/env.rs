@@ -42,3 +42,31 @@ pub async fn everything() -> Option<agboss_core::mcp::client::McpServer> {
             .expect("server-everything connects"),
     )
 }
+
+/// server-everything over streamable HTTP on a free loopback port, killed when dropped.
+#[allow(dead_code)]
+pub async fn everything_over_http(entry: &str) -> (tokio::process::Child, String) {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut child = tokio::process::Command::new("node")
+        .args([entry, "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node starts");
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return (child, format!("http://127.0.0.1:{port}/mcp"));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let _ = child.kill().await;
+    panic!("server-everything did not listen on {port}");
+}

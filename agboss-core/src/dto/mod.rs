@@ -74,6 +74,7 @@
 //! assert_eq!(err.errors[1].code, "pattern");
 //! ```
 
+pub(crate) mod duplicate;
 mod error;
 mod path;
 mod strict;
@@ -157,15 +158,17 @@ pub trait Dto: Serialize + DeserializeOwned + Send + Sync + 'static {
     ///
     /// Valid input takes the fast path (serde straight into `Self`, then [`validate`](Dto::validate)).
     /// Otherwise the input is checked as a JSON value and every failure is reported; text that
-    /// is not JSON at all is one `json` error at `$`. A key that appears twice in one object is
-    /// a `duplicate` error at its path, never "the last one wins": a listener or an audit log
-    /// reading the raw text could otherwise see another value than the tool.
+    /// is not JSON at all is one `json` error at `$`. A key that appears twice in one object,
+    /// anywhere in the text (a field, an entry of a map field, inside a `#[json]` value; its
+    /// first occurrence valid or not), is a `duplicate` error at its path, found before any
+    /// decoding, never "the last one wins": a listener or an audit log reading the raw text
+    /// could otherwise see another value than the tool.
     fn from_json_str(s: &str) -> Result<Self, ValidationError> {
+        if let Some(duplicate) = duplicate::first_duplicate(s) {
+            return Err(duplicate_key::<Self>(duplicate));
+        }
         match serde_json::from_str::<Self>(s) {
             Ok(value) => value.validate().map(|()| value),
-            Err(serde_error) if serde_error.to_string().starts_with("duplicate field") => {
-                Err(duplicate_key::<Self>(s))
-            }
             Err(serde_error) => match serde_json::from_str::<Value>(s) {
                 Ok(json) => diagnose::<Self>(&json),
                 Err(_) => Err(ValidationError::single(
@@ -189,24 +192,15 @@ pub trait Dto: Serialize + DeserializeOwned + Send + Sync + 'static {
 
 /// The `duplicate` error of a text with a key twice in one object, at the key's path.
 #[cold]
-fn duplicate_key<T: Dto>(s: &str) -> ValidationError {
-    let mut de = serde_json::Deserializer::from_str(s);
-    let (path, message) = match serde_path_to_error::deserialize::<_, T>(&mut de) {
-        Err(e) => (e.path().to_string(), e.into_inner().to_string()),
-        Ok(_) => (".".to_owned(), "duplicate field".to_owned()),
-    };
-    // serde's message is "duplicate field `name` at line .. column .."; keep the key.
-    let key = message.split('`').nth(1).unwrap_or("?");
-    let path = if path == "." {
-        format!("$.{key}")
-    } else {
-        format!("$.{path}")
-    };
+fn duplicate_key<T: Dto>(duplicate: duplicate::Duplicate) -> ValidationError {
     ValidationError::single(
         T::DTO_NAME,
-        &path,
+        &duplicate.path,
         code::DUPLICATE,
-        &format!("the key `{key}` appears more than once; send each key once"),
+        &format!(
+            "the key `{}` appears more than once; send each key once",
+            duplicate.key
+        ),
     )
 }
 

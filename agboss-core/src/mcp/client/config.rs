@@ -7,6 +7,10 @@ use std::time::Duration;
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default bound of starting and initializing a server and listing its tools: 30 s.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default count of reconnections of a broken HTTP response stream: 3.
+pub const DEFAULT_RECONNECT_ATTEMPTS: usize = 3;
+/// The default window of those reconnections: 5 s.
+pub const DEFAULT_RECONNECT_WINDOW: Duration = Duration::from_secs(5);
 
 /// One MCP server an app uses: its name (what `#[mcp_tool(server = ..)]` and
 /// `mcp_servers = [..]` refer to), how to reach it and its time limits.
@@ -30,6 +34,8 @@ pub struct McpServerConfig {
     pub(crate) transport: McpTransport,
     pub(crate) call_timeout: Duration,
     pub(crate) connect_timeout: Duration,
+    pub(crate) reconnect_attempts: usize,
+    pub(crate) reconnect_window: Duration,
 }
 
 /// How the client reaches the server.
@@ -64,6 +70,8 @@ impl McpServerConfig {
             transport,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            reconnect_attempts: DEFAULT_RECONNECT_ATTEMPTS,
+            reconnect_window: DEFAULT_RECONNECT_WINDOW,
         }
     }
 
@@ -158,6 +166,31 @@ impl McpServerConfig {
     #[must_use]
     pub fn connect_timeout(mut self, limit: Duration) -> Self {
         self.connect_timeout = limit;
+        self
+    }
+
+    /// How a broken response stream of an HTTP server is reconnected (HTTP only): a call's
+    /// answer comes on a stream that rmcp resumes when it breaks, with at most `attempts`
+    /// reconnections (the first at once, then after 250 ms, 500 ms, 1 s, ...) whose waits add
+    /// up to no more than `window`; each attempt's TCP connect is bounded by `window` too.
+    /// When they fail (the server was killed, say), the call fails with
+    /// [`McpError::ConnectionLost`](super::McpError::ConnectionLost) and the next call
+    /// connects again, instead of the call waiting for its whole time limit. Defaults:
+    /// [`DEFAULT_RECONNECT_ATTEMPTS`] (3) within [`DEFAULT_RECONNECT_WINDOW`] (5 s), so a
+    /// refused server is noticed within about 2 s.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use agboss_core::mcp::client::McpServerConfig;
+    ///
+    /// let patient = McpServerConfig::http("crm", "http://127.0.0.1:8931/mcp")
+    ///     .reconnect(6, Duration::from_secs(30));
+    /// # let _ = patient;
+    /// ```
+    #[must_use]
+    pub fn reconnect(mut self, attempts: usize, window: Duration) -> Self {
+        self.reconnect_attempts = attempts;
+        self.reconnect_window = window;
         self
     }
 

@@ -13,6 +13,7 @@ use tokio::io::AsyncBufReadExt as _;
 
 use super::config::{McpServerConfig, McpTransport};
 use super::error::{McpError, StderrTail};
+use super::reconnect::{BoundedReconnect, http_client};
 
 /// How many lines of a stdio server's stderr are kept for error messages.
 const STDERR_LINES: usize = 20;
@@ -343,10 +344,18 @@ async fn open(
                     reqwest::header::HeaderValue::from_str(value).map_err(|_| bad("value"))?;
                 custom.insert(name, value);
             }
-            crate::tls::ensure_provider();
-            let transport = StreamableHttpClientTransport::from_config(
-                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom),
-            );
+            let client = http_client(config.reconnect_window).map_err(|e| McpError::Start {
+                server,
+                source: std::io::Error::other(e),
+                stderr: StderrTail::default(),
+            })?;
+            let mut transport_config =
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+            transport_config.retry_config = Arc::new(BoundedReconnect {
+                attempts: config.reconnect_attempts,
+                window: config.reconnect_window,
+            });
+            let transport = StreamableHttpClientTransport::with_client(client, transport_config);
             ().serve(transport).await.map_err(|e| McpError::Initialize {
                 server,
                 message: e.to_string(),

@@ -62,7 +62,9 @@ pub enum McpError {
         after_ms: u64,
     },
     /// The connection ended (the process died, the stream closed, the peer sent what is not
-    /// JSON-RPC). It is re-established for the next call.
+    /// JSON-RPC; over HTTP, a broken response stream could not be resumed within
+    /// [`McpServerConfig::reconnect`](super::McpServerConfig::reconnect)). It is
+    /// re-established for the next call.
     #[error("the connection to MCP server `{server}` was lost during {during}: {message}")]
     ConnectionLost {
         /// The server.

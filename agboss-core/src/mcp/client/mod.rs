@@ -11,14 +11,24 @@
 //! - every tool of a server, taken by an agent or the application (`mcp_servers = [..]`, or
 //!   [`AppBuilder::mcp_server_tools`](crate::AppBuilder::mcp_server_tools)), named
 //!   [`server_tool_name`] (`<server>__<remote>`).
+//!
+//! A server that dies mid-call is noticed within seconds over both transports: over stdio
+//! its process ends; over streamable HTTP the call's response stream breaks and is resumed
+//! only within a bounded reconnection ([`McpServerConfig::reconnect`]: 3 attempts within
+//! 5 s by default). Either way the call fails with [`McpError::ConnectionLost`], not at its
+//! time limit, and the next call connects again.
 mod config;
 mod connection;
 mod dto;
 mod error;
+mod reconnect;
 mod registry;
 mod remote;
 
-pub use config::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpServerConfig, McpTransport};
+pub use config::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RECONNECT_ATTEMPTS,
+    DEFAULT_RECONNECT_WINDOW, McpServerConfig, McpTransport,
+};
 pub use connection::{McpRemoteTool, McpServer};
 pub use dto::{McpArguments, McpResult};
 pub use error::{McpError, StderrTail};

@@ -125,6 +125,38 @@ pub trait McpAuthenticator: Send + Sync + 'static {
         &self,
         request: &McpRequestMeta<'_>,
     ) -> impl Future<Output = Result<Option<TenantContext>, McpAuthError>> + Send;
+
+    /// Who an accepted request comes from within its tenant (a user, a client): an HTTP
+    /// session is bound to the tenant and the principal of the request that opened it, and
+    /// every later request on it must have both the same, else it is answered `404` as an
+    /// unknown session. Called only for requests [`McpAuthenticator::authenticate`] accepted.
+    ///
+    /// The default is a digest of the request's bearer token (`None` without one): a session
+    /// belongs to the credentials that opened it. Override it to name the user when a
+    /// client's tokens change within a session (refreshed OAuth access tokens, say).
+    ///
+    /// ```
+    /// use agboss_core::mcp::server::{BearerTokens, McpAuthenticator, McpRequestMeta};
+    ///
+    /// let mut headers = axum::http::HeaderMap::new();
+    /// headers.insert("authorization", "Bearer t-acme".parse().unwrap());
+    /// let tokens = BearerTokens::new().token("t-acme", "acme");
+    /// let principal = tokens.principal(&McpRequestMeta::http(&headers)).unwrap();
+    /// assert!(!principal.contains("t-acme"), "a digest, not the token");
+    /// assert_eq!(tokens.principal(&McpRequestMeta::stdio()), None);
+    /// ```
+    fn principal(&self, request: &McpRequestMeta<'_>) -> Option<String> {
+        let digest = digest(request.bearer_token()?);
+        Some(
+            digest
+                .iter()
+                .fold(String::with_capacity(64), |mut hex, byte| {
+                    use std::fmt::Write as _;
+                    let _ = write!(hex, "{byte:02x}");
+                    hex
+                }),
+        )
+    }
 }
 
 /// The authenticator behind `dyn`.
@@ -133,6 +165,8 @@ pub(crate) trait DynAuthenticator: Send + Sync {
         &'a self,
         request: &'a McpRequestMeta<'a>,
     ) -> BoxFuture<'a, Result<Option<TenantContext>, McpAuthError>>;
+
+    fn principal(&self, request: &McpRequestMeta<'_>) -> Option<String>;
 }
 
 impl<A: McpAuthenticator> DynAuthenticator for A {
@@ -141,6 +175,10 @@ impl<A: McpAuthenticator> DynAuthenticator for A {
         request: &'a McpRequestMeta<'a>,
     ) -> BoxFuture<'a, Result<Option<TenantContext>, McpAuthError>> {
         Box::pin(McpAuthenticator::authenticate(self, request))
+    }
+
+    fn principal(&self, request: &McpRequestMeta<'_>) -> Option<String> {
+        McpAuthenticator::principal(self, request)
     }
 }
 
@@ -209,8 +247,20 @@ impl McpAuthenticator for BearerTokens {
 }
 
 /// Who an authenticated HTTP request runs as: put in the request's extensions by the
-/// authentication layer, read by the tool handler.
+/// authentication layer, read by the tool handler; a session is bound to the caller that
+/// opened it.
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
     pub(crate) tenant: Option<TenantContext>,
+    /// [`McpAuthenticator::principal`].
+    pub(crate) principal: Option<String>,
+}
+
+impl Caller {
+    /// Whether `self` and `other` are the same tenant and principal.
+    pub(crate) fn is(&self, other: &Caller) -> bool {
+        self.principal == other.principal
+            && self.tenant.as_ref().map(TenantContext::tenant_id)
+                == other.tenant.as_ref().map(TenantContext::tenant_id)
+    }
 }

@@ -15,6 +15,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 
+use super::arguments::{RawArguments, RawByRequest};
 use super::auth::Caller;
 use crate::callback::{SharedToolCallback, ToolInvocation};
 use crate::cascade::BoundTool;
@@ -137,6 +138,8 @@ pub struct McpToolServer {
     tools: Arc<ServedTools>,
     tenant: TenantSource,
     info: Arc<ServerConfig>,
+    /// Over stdio: the raw arguments of the calls whose line held a key twice.
+    raw: Option<Arc<RawByRequest>>,
 }
 
 impl fmt::Debug for McpToolServer {
@@ -164,7 +167,16 @@ impl McpToolServer {
             tools,
             tenant,
             info: Arc::new(info),
+            raw: None,
         }
+    }
+
+    /// Reads the raw arguments of stdio calls from `raw` (see [`ScreenedLines`]).
+    ///
+    /// [`ScreenedLines`]: super::arguments::ScreenedLines
+    pub(crate) fn with_raw_arguments(mut self, raw: Arc<RawByRequest>) -> Self {
+        self.raw = Some(raw);
+        self
     }
 
     /// The names of the tools it serves, in `tools/list` order.
@@ -206,6 +218,18 @@ impl McpToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        // The raw text when it holds a key twice (rmcp's map kept one of the two); taken first,
+        // so that no request leaves its text behind.
+        let raw = match &self.raw {
+            Some(by_request) => serde_json::to_string(&context.id)
+                .ok()
+                .and_then(|id| by_request.take(&id)),
+            None => context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<RawArguments>())
+                .cloned(),
+        };
         let Some(&index) = self.tools.by_name.get(request.name.as_ref()) else {
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool: {}", request.name),
@@ -217,10 +241,11 @@ impl McpToolServer {
             // Unreachable behind the authentication layer; refused all the same.
             return Ok(error_result("The request is not authenticated.".into()));
         };
-        let arguments = match &request.arguments {
-            Some(arguments) => serde_json::to_string(arguments)
+        let arguments = match (raw, &request.arguments) {
+            (Some(raw), _) => raw.0.to_string(),
+            (None, Some(arguments)) => serde_json::to_string(arguments)
                 .map_err(|e| ErrorData::invalid_params(format!("arguments: {e}"), None))?,
-            None => "{}".to_string(),
+            (None, None) => "{}".to_string(),
         };
         let call_id = format!("mcp-{}", context.id);
         let invocation = ToolInvocation::new(&call_id, &arguments).with_tenant(tenant.as_ref());

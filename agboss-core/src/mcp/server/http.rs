@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -17,6 +17,9 @@ use tokio::task::JoinHandle;
 use super::McpServerError;
 use super::auth::{Caller, McpAuthError, McpRequestMeta, SharedAuthenticator};
 use super::handler::McpToolServer;
+use super::limits::{HttpLimits, serve, with_body_limits};
+use super::session::SessionOwners;
+use crate::di::TenantContext;
 
 /// Ends every session of a router's rmcp service.
 pub(crate) type EndSessions = Box<dyn FnOnce() + Send>;
@@ -28,44 +31,94 @@ pub(crate) fn router(
     authenticator: Option<SharedAuthenticator>,
     path: &str,
     allowed_hosts: Option<Vec<String>>,
+    limits: HttpLimits,
 ) -> (Router, EndSessions) {
-    let mut config = StreamableHttpServerConfig::default();
+    let mut config =
+        StreamableHttpServerConfig::default().with_max_request_body_bytes(limits.max_body_bytes);
     if let Some(hosts) = allowed_hosts {
         config = config.with_allowed_hosts(hosts);
     }
     let token = config.cancellation_token.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(handler.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let mut router = Router::new().nest_service(path, service);
+    let sessions = Arc::new(LocalSessionManager::default());
+    let owners = Arc::new(SessionOwners::new(Arc::clone(&sessions)));
+    let service = StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
+    let mut router = with_body_limits(Router::new().nest_service(path, service), limits);
     if let Some(authenticator) = authenticator {
         router = router.layer(axum::middleware::from_fn_with_state(
-            authenticator,
+            Gate {
+                authenticator,
+                owners,
+            },
             authenticate,
         ));
     }
     (router, Box::new(move || token.cancel()))
 }
 
+/// The state of the authentication layer.
+#[derive(Clone)]
+struct Gate {
+    authenticator: SharedAuthenticator,
+    owners: Arc<SessionOwners>,
+}
+
 /// The authentication layer: a request the authenticator refuses is answered here, so rmcp
-/// never reads it and no hook runs.
-async fn authenticate(
-    State(authenticator): State<SharedAuthenticator>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let verdict = authenticator
-        .authenticate(&McpRequestMeta::http(request.headers()))
-        .await;
-    match verdict {
-        Ok(tenant) => {
-            request.extensions_mut().insert(Caller { tenant });
-            next.run(request).await
+/// never reads it and no hook runs. A request naming a session (`Mcp-Session-Id`) must come
+/// from the tenant and principal that opened it, else it is answered `404` like an unknown
+/// session (nothing says the session exists); a session opened here is bound to its caller,
+/// and forgotten when its owner ends it.
+async fn authenticate(State(gate): State<Gate>, mut request: Request, next: Next) -> Response {
+    let meta = McpRequestMeta::http(request.headers());
+    let tenant = match gate.authenticator.authenticate(&meta).await {
+        Ok(tenant) => tenant,
+        Err(error) => return refusal(&error),
+    };
+    let caller = Caller {
+        tenant,
+        principal: gate.authenticator.principal(&meta),
+    };
+    let session = request
+        .headers()
+        .get(SESSION_ID)
+        .map(|id| id.to_str().map(str::to_owned));
+    match session {
+        Some(Ok(id)) if gate.owners.owns(&id, &caller) => {
+            let ends = request.method() == Method::DELETE;
+            request.extensions_mut().insert(caller);
+            let response = next.run(request).await;
+            if ends && response.status().is_success() {
+                gate.owners.unbind(&id);
+            }
+            response
         }
-        Err(error) => refusal(&error),
+        Some(_) => {
+            tracing::warn!(
+                tenant = caller.tenant.as_ref().map(TenantContext::tenant_id),
+                "MCP request names a session it did not open: refused as unknown"
+            );
+            session_not_found()
+        }
+        None => {
+            request.extensions_mut().insert(caller.clone());
+            let response = next.run(request).await;
+            if let Some(id) = response
+                .headers()
+                .get(SESSION_ID)
+                .and_then(|id| id.to_str().ok())
+            {
+                gate.owners.bind(id, caller).await;
+            }
+            response
+        }
     }
+}
+
+/// The header that names a session.
+const SESSION_ID: &str = "mcp-session-id";
+
+/// rmcp's own answer to an unknown session.
+fn session_not_found() -> Response {
+    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
 
 /// The answer to a refused request: `401` (`WWW-Authenticate: Bearer`) or `503`, with a
@@ -128,16 +181,11 @@ impl McpHttpServer {
         router: Router,
         path: String,
         end_sessions: EndSessions,
+        limits: HttpLimits,
     ) -> Result<Self, McpServerError> {
         let local_addr = listener.local_addr().map_err(McpServerError::Io)?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await
-        });
+        let task = tokio::spawn(serve(listener, router, limits, stopped));
         Ok(Self {
             local_addr,
             path,

@@ -28,6 +28,31 @@
 //! the tenant is [`McpServe::tenant`], or what the authenticator returns once for the session
 //! ([`McpRequestMeta::stdio`]: no headers; read the environment, say).
 //!
+//! **Sessions.** Over HTTP with the pre-2026 `initialize` handshake, rmcp keeps a session per
+//! client (`Mcp-Session-Id`). A session is bound to the tenant and the principal
+//! ([`McpAuthenticator::principal`]; by default the bearer token's digest) of the request that
+//! opened it: a request naming it (`POST`, the `GET` event stream, the `DELETE` that ends it)
+//! with any other tenant or principal, valid credentials or not, is answered `404 Not Found`
+//! as an unknown session, before rmcp reads it.
+//!
+//! **Limits.** Against slow and greedy clients, [`McpServe::http`] serves at most
+//! [`max_connections`](McpServe::max_connections) connections at once (256; the next wait
+//! unaccepted in the listen backlog) and closes a connection that takes longer than the
+//! [`header_timeout`](McpServe::header_timeout) (10 s) to send a request's headers, or stays
+//! idle that long between two requests; every router reads a request's body whole within the
+//! [`body_timeout`](McpServe::body_timeout) (30 s, else `408`) and the
+//! [`max_body_bytes`](McpServe::max_body_bytes) (4 MiB, else `413`) before rmcp sees it. A call
+//! that runs long, or an event stream that stays open, is not cut by these.
+//!
+//! **Duplicate keys.** A tool's input with a key twice in one object is refused with a
+//! `duplicate` error at the key's path (rejected input, no hook runs), as
+//! [`Dto::from_json_str`](crate::dto::Dto::from_json_str) refuses it for every caller. Over
+//! HTTP the body is screened before rmcp parses it into maps (which keep one of the two): the
+//! raw text of a `tools/call`'s `arguments` is what the tool's decoder reads, and a key twice
+//! elsewhere in a request is answered `400` (JSON-RPC `-32600`). Over stdio each line is
+//! screened the same way: the raw arguments are decoded, and a request with a key twice
+//! elsewhere is answered with a JSON-RPC error (`-32601`, a method no server has).
+//!
 //! **Binding.** [`McpServe::http`] binds loopback addresses only, unless
 //! [`McpServe::allow_non_loopback`]; rmcp also checks the `Host` header against loopback names
 //! unless [`McpServe::allowed_hosts`] lists yours.
@@ -58,13 +83,17 @@
 //! server.wait().await?;
 //! # Ok(()) }
 //! ```
+mod arguments;
 mod auth;
 mod handler;
 mod http;
+mod limits;
+mod session;
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::ServiceExt as _;
 use rmcp::model::Implementation;
@@ -72,9 +101,13 @@ use rmcp::model::Implementation;
 pub use auth::{BearerTokens, McpAuthError, McpAuthenticator, McpRequestMeta, McpTransportKind};
 pub use handler::McpToolServer;
 pub use http::McpHttpServer;
+pub use limits::{
+    DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+};
 
 use self::auth::SharedAuthenticator;
 use self::handler::{ServedTools, TenantSource};
+use self::limits::HttpLimits;
 use crate::callback::SharedToolCallback;
 use crate::cascade::BoundTool;
 use crate::di::TenantContext;
@@ -153,6 +186,7 @@ pub struct McpServe {
     path: String,
     implementation: Implementation,
     instructions: Option<String>,
+    limits: HttpLimits,
 }
 
 impl fmt::Debug for McpServe {
@@ -191,6 +225,7 @@ impl McpServe {
             path: "/mcp".to_string(),
             implementation: Implementation::new(name, env!("CARGO_PKG_VERSION")),
             instructions: None,
+            limits: HttpLimits::default(),
         }
     }
 
@@ -243,6 +278,41 @@ impl McpServe {
         } else {
             format!("/{path}")
         };
+        self
+    }
+
+    /// How long an HTTP connection may take to send a request's headers, and stay idle
+    /// between two requests, before it is closed (default [`DEFAULT_HEADER_TIMEOUT`], 10 s):
+    /// a client that connects and sends nothing holds no connection slot longer. Applies to
+    /// [`McpServe::http`] (mount [`McpServe::router`] in a server of your own with its own).
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.header_timeout = timeout;
+        self
+    }
+
+    /// How long a request's body may take to arrive once its headers have (default
+    /// [`DEFAULT_BODY_TIMEOUT`], 30 s); a slower one is answered `408 Request Timeout` and its
+    /// connection closed. The body is read whole before rmcp sees the request; the time of the
+    /// call itself is not bounded here.
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.body_timeout = timeout;
+        self
+    }
+
+    /// The largest request body in bytes (default [`DEFAULT_MAX_BODY_BYTES`], 4 MiB); a larger
+    /// one is answered `413 Payload Too Large` (at once when its `Content-Length` says so).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_body_bytes = bytes;
+        self
+    }
+
+    /// How many connections [`McpServe::http`] serves at once (default
+    /// [`DEFAULT_MAX_CONNECTIONS`], 256): the next ones wait, unaccepted, in the system's
+    /// listen backlog until a connection ends (an idle one ends after the
+    /// [header timeout](McpServe::header_timeout)), so a flood of idle connections cannot
+    /// exhaust the process's file descriptors.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.limits.max_connections = connections;
         self
     }
 
@@ -314,9 +384,13 @@ impl McpServe {
                 tenant = Some(t);
             }
         }
-        let handler = self.build(TenantSource::Fixed(tenant))?;
+        let raw = Arc::new(arguments::RawByRequest::default());
+        let handler = self
+            .build(TenantSource::Fixed(tenant))?
+            .with_raw_arguments(Arc::clone(&raw));
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
         let running = handler
-            .serve(rmcp::transport::stdio_pipes())
+            .serve((arguments::ScreenedLines::new(stdin, raw), stdout))
             .await
             .map_err(|e| McpServerError::Start(Box::new(e)))?;
         running.waiting().await.map_err(McpServerError::Task)?;
@@ -361,6 +435,7 @@ impl McpServe {
             self.authenticator.clone(),
             &self.path,
             self.allowed_hosts.clone(),
+            self.limits,
         ))
     }
 
@@ -385,6 +460,13 @@ impl McpServe {
         let listener = tokio::net::TcpListener::bind(addrs.as_slice())
             .await
             .map_err(bind_error)?;
-        McpHttpServer::start(listener, router, self.path.clone(), end_sessions).await
+        McpHttpServer::start(
+            listener,
+            router,
+            self.path.clone(),
+            end_sessions,
+            self.limits,
+        )
+        .await
     }
 }
