@@ -4,10 +4,13 @@ use std::time::Duration;
 
 use agboss_core::model::Message;
 use agboss_core::store::{
-    JournalStep, Lease, MemoryStore, NewRun, NewThread, RunEnd, RunRecord, StepEntry, StoreError,
-    ThreadInfo, ThreadMessage, ThreadStore,
+    JournalStep, Lease, MemoryStore, NewRun, NewThread, RunEnd, RunRecord, RunStore, StepEntry,
+    StoreError, ThreadInfo, ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketState,
+    TicketStore,
 };
-use agboss_testing::store::{checks, conformance};
+use agboss_testing::store::{
+    checks, conformance, run_checks, run_conformance, store_checks, thread_checks, ticket_checks,
+};
 use futures::FutureExt;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -51,6 +54,9 @@ impl ThreadStore for Buggy {
         let limit = if self.1 == Bug::NoLimit { None } else { limit };
         self.0.messages(tenant, thread_id, limit).await
     }
+}
+
+impl RunStore for Buggy {
     async fn begin_run(
         &self,
         run: NewRun,
@@ -108,6 +114,91 @@ impl ThreadStore for Buggy {
     async fn release(&self, lease: &Lease) -> Result<(), StoreError> {
         self.0.release(lease).await
     }
+}
+
+/// The tickets as the memory store keeps them (no bug here).
+impl TicketStore for Buggy {
+    async fn create_ticket(&self, lease: &Lease, ticket: &Ticket) -> Result<(), StoreError> {
+        self.0.create_ticket(lease, ticket).await
+    }
+    async fn ticket(&self, tenant: &str, ticket_id: &str) -> Result<Ticket, StoreError> {
+        self.0.ticket(tenant, ticket_id).await
+    }
+    async fn run_tickets(&self, tenant: &str, run_id: &str) -> Result<Vec<Ticket>, StoreError> {
+        self.0.run_tickets(tenant, run_id).await
+    }
+    async fn decide_ticket(
+        &self,
+        tenant: &str,
+        ticket_id: &str,
+        decision: &TicketDecision,
+        now_ms: i64,
+    ) -> Result<Ticket, StoreError> {
+        self.0
+            .decide_ticket(tenant, ticket_id, decision, now_ms)
+            .await
+    }
+    async fn advance_ticket(
+        &self,
+        lease: &Lease,
+        ticket_id: &str,
+        from: TicketState,
+        to: TicketState,
+    ) -> Result<Ticket, StoreError> {
+        self.0.advance_ticket(lease, ticket_id, from, to).await
+    }
+}
+
+/// A backend of runs alone (no threads, no tickets): the run checks are all it needs.
+struct RunsOnly(MemoryStore);
+
+impl RunStore for RunsOnly {
+    async fn begin_run(
+        &self,
+        run: NewRun,
+        worker: &str,
+        ttl: Duration,
+    ) -> Result<(RunRecord, Lease), StoreError> {
+        self.0.begin_run(run, worker, ttl).await
+    }
+    async fn run(&self, tenant: &str, run_id: &str) -> Result<RunRecord, StoreError> {
+        self.0.run(tenant, run_id).await
+    }
+    async fn resumable_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        self.0.resumable_runs(limit).await
+    }
+    async fn steps(&self, tenant: &str, run_id: &str) -> Result<Vec<JournalStep>, StoreError> {
+        self.0.steps(tenant, run_id).await
+    }
+    async fn append(
+        &self,
+        lease: &Lease,
+        entry: &StepEntry,
+        messages: &[Message],
+    ) -> Result<u64, StoreError> {
+        self.0.append(lease, entry, messages).await
+    }
+    async fn renew(&self, lease: &Lease) -> Result<(), StoreError> {
+        self.0.renew(lease).await
+    }
+    async fn finish_run(&self, lease: &Lease, end: &RunEnd) -> Result<(), StoreError> {
+        self.0.finish_run(lease, end).await
+    }
+    async fn release(&self, lease: &Lease) -> Result<(), StoreError> {
+        self.0.release(lease).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backend_of_runs_alone_runs_the_run_checks() {
+    run_conformance(|| async { RunsOnly(MemoryStore::new()) }).await;
+    assert!(run_checks::<RunsOnly>().len() >= 5);
+    // Every group together is the whole suite.
+    let groups = run_checks::<MemoryStore>().len()
+        + thread_checks::<MemoryStore>().len()
+        + ticket_checks::<MemoryStore>().len()
+        + store_checks::<MemoryStore>().len();
+    assert_eq!(groups, checks::<MemoryStore>().len());
 }
 
 async fn failure_of(bug: Bug) -> String {

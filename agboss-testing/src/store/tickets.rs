@@ -1,7 +1,8 @@
 //! Checks of approval tickets: scoped by tenant and run, fenced by the lease, decided once, moved
 //! on by compare-and-swap, deleted with their thread.
 use agboss_core::store::{
-    Lease, NewRun, RunEnd, StoreError, ThreadStore, Ticket, TicketDecision, TicketState,
+    Lease, NewRun, RunEnd, RunStore, Store, StoreError, Ticket, TicketDecision, TicketState,
+    TicketStore,
 };
 use futures::future::join_all;
 
@@ -37,7 +38,7 @@ fn approved(by: &str) -> TicketDecision {
     TicketDecision::Approved { by: by.into() }
 }
 
-async fn create<S: ThreadStore>(store: &S, lease: &Lease, ticket: &Ticket) {
+async fn create<S: RunStore + TicketStore>(store: &S, lease: &Lease, ticket: &Ticket) {
     store
         .create_ticket(lease, ticket)
         .await
@@ -51,14 +52,14 @@ async fn create<S: ThreadStore>(store: &S, lease: &Lease, ticket: &Ticket) {
         });
 }
 
-async fn get<S: ThreadStore>(store: &S, tenant: &str, id: &str) -> Ticket {
+async fn get<S: RunStore + TicketStore>(store: &S, tenant: &str, id: &str) -> Ticket {
     store
         .ticket(tenant, id)
         .await
         .unwrap_or_else(|e| panic!("ticket {tenant}/{id}: {}", why(&e)))
 }
 
-async fn ids<S: ThreadStore>(store: &S, tenant: &str, run_id: &str) -> Vec<String> {
+async fn ids<S: RunStore + TicketStore>(store: &S, tenant: &str, run_id: &str) -> Vec<String> {
     store
         .run_tickets(tenant, run_id)
         .await
@@ -68,7 +69,7 @@ async fn ids<S: ThreadStore>(store: &S, tenant: &str, run_id: &str) -> Vec<Strin
         .collect()
 }
 
-async fn advance<S: ThreadStore>(
+async fn advance<S: RunStore + TicketStore>(
     store: &S,
     lease: &Lease,
     id: &str,
@@ -115,7 +116,7 @@ fn assert_state<T: std::fmt::Debug>(
 
 /// A ticket reads back as created, with the lease's tenant and run (whatever the ticket said);
 /// a decision given at creation reads back too.
-pub async fn tickets_round_trip_with_the_leases_tenant_and_run<S: ThreadStore>(store: &S) {
+pub async fn tickets_round_trip_with_the_leases_tenant_and_run<S: Store>(store: &S) {
     thread(store, "acme", "t1").await;
     let (_, lease) = begin(store, run_on("acme", "r1", "t1", "hi"), "w", LONG).await;
     let mut k1 = pending("k1");
@@ -153,7 +154,7 @@ pub async fn tickets_round_trip_with_the_leases_tenant_and_run<S: ThreadStore>(s
 
 /// `run_tickets` lists one run's tickets of one tenant, in creation order (not id order); ticket
 /// ids are unique per tenant only.
-pub async fn run_tickets_oldest_first_per_tenant_and_run<S: ThreadStore>(store: &S) {
+pub async fn run_tickets_oldest_first_per_tenant_and_run<S: RunStore + TicketStore>(store: &S) {
     let (_, r1) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     let (_, r2) = begin(store, NewRun::new("acme", "r2", "agent", "x"), "w", LONG).await;
     let (_, g1) = begin(store, NewRun::new("globex", "r1", "agent", "x"), "w", LONG).await;
@@ -172,7 +173,7 @@ pub async fn run_tickets_oldest_first_per_tenant_and_run<S: ThreadStore>(store: 
 
 /// Another tenant's ticket (or one of another run, for a leased write) is not found, by every
 /// operation, and stays untouched.
-pub async fn foreign_ticket_not_found<S: ThreadStore>(store: &S) {
+pub async fn foreign_ticket_not_found<S: RunStore + TicketStore>(store: &S) {
     let (_, acme) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     let (_, globex) = begin(store, NewRun::new("globex", "r1", "agent", "x"), "w", LONG).await;
     let (_, other_run) = begin(store, NewRun::new("acme", "r2", "agent", "x"), "w", LONG).await;
@@ -207,7 +208,7 @@ pub async fn foreign_ticket_not_found<S: ThreadStore>(store: &S) {
 
 /// A ticket write with a stale lease (taken over, another worker's, a finished run) is refused
 /// with `LeaseLost` and writes nothing; the checks of the lease come before the duplicate check.
-pub async fn stale_lease_creates_or_advances_nothing<S: ThreadStore>(store: &S) {
+pub async fn stale_lease_creates_or_advances_nothing<S: RunStore + TicketStore>(store: &S) {
     let (_, a) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "a", EXPIRED).await;
     let (_, b) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "b", LONG).await;
     assert_lease_lost("create", store.create_ticket(&a, &pending("k1")).await, &a);
@@ -250,7 +251,7 @@ pub async fn stale_lease_creates_or_advances_nothing<S: ThreadStore>(store: &S) 
 
 /// A ticket id already used by the tenant (on any of its runs) is refused with `TicketExists`,
 /// and the first ticket is unchanged; another tenant may use it.
-pub async fn duplicate_ticket_refused<S: ThreadStore>(store: &S) {
+pub async fn duplicate_ticket_refused<S: RunStore + TicketStore>(store: &S) {
     let (_, r1) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     let (_, r2) = begin(store, NewRun::new("acme", "r2", "agent", "x"), "w", LONG).await;
     let (_, g1) = begin(store, NewRun::new("globex", "r1", "agent", "x"), "w", LONG).await;
@@ -272,7 +273,7 @@ pub async fn duplicate_ticket_refused<S: ThreadStore>(store: &S) {
 
 /// `decide_ticket` moves a pending ticket to `Decided` with the decision, once: a second
 /// decision is refused with `TicketState` and changes nothing.
-pub async fn ticket_decided_once<S: ThreadStore>(store: &S) {
+pub async fn ticket_decided_once<S: RunStore + TicketStore>(store: &S) {
     let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     create(store, &lease, &pending("k1")).await;
     let decided = store
@@ -327,7 +328,7 @@ pub async fn ticket_decided_once<S: ThreadStore>(store: &S) {
 
 /// A ticket cannot be decided once `now_ms` reaches its expiry (`TicketExpired`, nothing
 /// changes); the instant before, it can.
-pub async fn expired_ticket_cannot_be_decided<S: ThreadStore>(store: &S) {
+pub async fn expired_ticket_cannot_be_decided<S: RunStore + TicketStore>(store: &S) {
     let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     let now = agboss_core::store::types::now_ms();
     let mut past = pending("k1");
@@ -362,7 +363,7 @@ pub async fn expired_ticket_cannot_be_decided<S: ThreadStore>(store: &S) {
 /// `advance_ticket` moves a ticket of the lease's run from one state to the next by
 /// compare-and-swap: `Pending → Decided → Executing → Completed`; from a state it is not in,
 /// refused with `TicketState` and nothing changes. A decision survives the moves.
-pub async fn advance_is_a_compare_and_swap<S: ThreadStore>(store: &S) {
+pub async fn advance_is_a_compare_and_swap<S: RunStore + TicketStore>(store: &S) {
     use TicketState::{Completed, Decided, Executing, Pending};
     let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     create(store, &lease, &pending("k1")).await;
@@ -401,7 +402,7 @@ pub async fn advance_is_a_compare_and_swap<S: ThreadStore>(store: &S) {
 
 /// Tickets move forward only and are created pending: a backward or skipping move, or a
 /// ticket created already decided, is refused and changes nothing.
-pub async fn tickets_move_forward_only<S: ThreadStore>(store: &S) {
+pub async fn tickets_move_forward_only<S: RunStore + TicketStore>(store: &S) {
     use TicketState::{Completed, Decided, Executing, Pending};
     let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     create(store, &lease, &pending("k1")).await;
@@ -442,7 +443,7 @@ pub async fn tickets_move_forward_only<S: ThreadStore>(store: &S) {
 }
 
 /// A superseded ticket cannot be decided, nor advanced as pending.
-pub async fn superseded_ticket_cannot_be_decided<S: ThreadStore>(store: &S) {
+pub async fn superseded_ticket_cannot_be_decided<S: RunStore + TicketStore>(store: &S) {
     use TicketState::{Decided, Pending, Superseded};
     let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     create(store, &lease, &pending("k1")).await;
@@ -471,7 +472,7 @@ const ROUNDS: usize = 5;
 
 /// Reads ticket `id` [`RACERS`] times at once, so that a pooled backend has a connection open for
 /// each racer and the race starts on all of them together.
-async fn warm_up<S: ThreadStore>(store: &S, id: &str) {
+async fn warm_up<S: RunStore + TicketStore>(store: &S, id: &str) {
     for r in join_all((0..RACERS).map(|_| store.ticket("acme", id))).await {
         r.unwrap_or_else(|e| panic!("read {id}: {}", why(&e)));
     }
@@ -479,7 +480,7 @@ async fn warm_up<S: ThreadStore>(store: &S, id: &str) {
 
 /// Twenty decisions of one ticket at once (five times over): exactly one wins, the others are
 /// refused with `TicketState`, and the winner's decision is the one stored.
-pub async fn concurrent_decides_have_one_winner<S: ThreadStore>(store: &S) {
+pub async fn concurrent_decides_have_one_winner<S: RunStore + TicketStore>(store: &S) {
     let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     let decisions: Vec<_> = (0..RACERS)
         .map(|i| approved(&format!("approver-{i}")))
@@ -520,7 +521,7 @@ pub async fn concurrent_decides_have_one_winner<S: ThreadStore>(store: &S) {
 
 /// Twenty resumes taking one decided ticket to `Executing` at once (five times over): exactly
 /// one wins, the others are refused with `TicketState`.
-pub async fn concurrent_advances_have_one_winner<S: ThreadStore>(store: &S) {
+pub async fn concurrent_advances_have_one_winner<S: RunStore + TicketStore>(store: &S) {
     use TicketState::{Decided, Executing};
     let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     for round in 0..ROUNDS {
@@ -559,7 +560,7 @@ pub async fn concurrent_advances_have_one_winner<S: ThreadStore>(store: &S) {
 
 /// Deleting a thread deletes its runs' tickets (their ids are free again), and no other
 /// tickets; a busy thread's are kept.
-pub async fn delete_thread_removes_tickets<S: ThreadStore>(store: &S) {
+pub async fn delete_thread_removes_tickets<S: Store>(store: &S) {
     thread(store, "acme", "t1").await;
     thread(store, "acme", "t2").await;
     let (_, r1) = begin(store, run_on("acme", "r1", "t1", "hi"), "w", LONG).await;
@@ -597,7 +598,7 @@ pub async fn delete_thread_removes_tickets<S: ThreadStore>(store: &S) {
 }
 
 /// A ticket's thread is its run's, whatever the ticket said: so deleting the thread deletes it.
-pub async fn ticket_thread_is_the_runs<S: ThreadStore>(store: &S) {
+pub async fn ticket_thread_is_the_runs<S: Store>(store: &S) {
     thread(store, "acme", "t1").await;
     let (_, on_thread) = begin(store, run_on("acme", "r1", "t1", "hi"), "w", LONG).await;
     let (_, loose) = begin(store, NewRun::new("acme", "r2", "agent", "x"), "w", LONG).await;
