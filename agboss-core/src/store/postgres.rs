@@ -8,8 +8,8 @@ use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection, Postgres};
 
 use super::error::StoreError;
 use super::sql::SqlStore;
-use super::sql::db::{Dialect, backend, schema_error};
-use super::sql::queries::Queries;
+use super::sql::db::{backend, schema_error};
+use super::sql::dialect::{Dialect, Queries};
 
 /// The schema migrations of `migrations/postgres`.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");

@@ -9,8 +9,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 
 use super::error::StoreError;
 use super::sql::SqlStore;
-use super::sql::db::{Dialect, backend, schema_error};
-use super::sql::queries::Queries;
+use super::sql::db::{backend, schema_error};
+use super::sql::dialect::{Dialect, Queries};
 
 /// Threads, runs and journals in one SQLite file: the durable default of a single host.
 ///

@@ -3,7 +3,8 @@
 //! new run, the thread's row only (the run's row does not exist yet).
 use std::time::Duration;
 
-use super::db::{Bind, Dialect, backend, ttl_ms};
+use super::db::{Bind, backend, ttl_ms};
+use super::dialect::Dialect;
 use super::queries::{RUN_EXISTS, RUNNING_RUN_OF_THREAD, TAKE_OVER, THREAD_EXISTS};
 use super::rows::run_record;
 use super::store::SqlStore;

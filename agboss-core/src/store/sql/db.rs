@@ -1,13 +1,11 @@
 //! What the one SQL implementation needs of a driver ([`Db`], written once as the bounds of a
-//! blanket impl, so no generic code repeats them) and of a dialect ([`Dialect`]: clock, row
-//! locks, how writers queue, how rows are numbered). SQLite and PostgreSQL implement
-//! [`Dialect`] in `store/sqlite.rs` and `store/postgres.rs`.
+//! blanket impl, so no generic code repeats them), and the small conversions of SQL integers
+//! and driver errors.
 use std::time::Duration;
 
 use sqlx::query::Query;
 use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Row, Type};
 
-use super::queries::Queries;
 use crate::store::error::StoreError;
 
 /// A query of driver `D` on a static SQL text.
@@ -90,29 +88,6 @@ impl<D: Db> Bind for Q<D> {
     fn int(self, v: i64) -> Self {
         D::int(self, v)
     }
-}
-
-/// What differs between the SQL databases the store runs on; everything else is written once.
-pub trait Dialect: Db {
-    /// The database's clock, ms since the epoch (an SQL expression): lease times come from it,
-    /// so workers whose clocks differ agree on when a lease expires.
-    const NOW: &'static str;
-    /// The smaller of two integers (`LEAST` in PostgreSQL, `MIN` in SQLite).
-    const LEAST: &'static str;
-    /// Appended to a read in a write transaction that locks the rows it reads for writing
-    /// (empty where a write transaction holds the whole database's write lock).
-    const FOR_UPDATE: &'static str;
-    /// The same for rows a write reads and must not change under it.
-    const FOR_SHARE: &'static str;
-    /// The statement that starts a write transaction (`None`: the driver's plain `BEGIN`).
-    const BEGIN_WRITE: Option<&'static str>;
-    /// Whether the writers of one process take turns (and single statements run in a write
-    /// transaction too), for a database with one write lock.
-    const WRITERS_TAKE_TURNS: bool;
-    /// Whether an insert numbers the creation order (`ord`) itself (no identity column).
-    const NUMBERS_ORD: bool;
-    /// The dialect's statements, built once.
-    fn queries() -> &'static Queries;
 }
 
 /// Maps a driver error of `operation` to [`StoreError::Backend`].

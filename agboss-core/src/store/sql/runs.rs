@@ -6,7 +6,8 @@
 //! run's row with the fenced update, then its thread's row to number the messages.
 use std::time::Duration;
 
-use super::db::{Bind, Dialect, backend, sql_u64, stored_u64};
+use super::db::{Bind, backend, sql_u64, stored_u64};
+use super::dialect::Dialect;
 use super::queries::{FINISH_RUN, INSERT_STEP, RELEASE, RUN_EXISTS, SELECT_RUN, STEPS};
 use super::rows::{journal_step, run_record};
 use super::store::SqlStore;

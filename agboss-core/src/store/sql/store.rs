@@ -6,7 +6,8 @@ use std::sync::Arc;
 use sqlx::{Pool, Transaction};
 use tokio::sync::{Mutex, MutexGuard};
 
-use super::db::{Bind, Dialect, Q, backend, sql_u64};
+use super::db::{Bind, Q, backend, sql_u64};
+use super::dialect::Dialect;
 use super::queries::{INSERT_MESSAGE, RESERVE_MESSAGES};
 use crate::model::Message;
 use crate::store::error::StoreError;

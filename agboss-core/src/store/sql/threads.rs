@@ -2,7 +2,8 @@
 //!
 //! `delete_thread` locks the thread's row and touches only finished runs, which no leased write
 //! waits for (the lock order of every write is run before thread before ticket).
-use super::db::{Bind, Dialect, backend, sql_limit};
+use super::db::{Bind, backend, sql_limit};
+use super::dialect::Dialect;
 use super::queries::{DELETE_THREAD, LIST_THREADS, MESSAGES, RUNNING_RUN_OF_THREAD, SELECT_THREAD};
 use super::rows::{thread_info, thread_message};
 use super::store::SqlStore;

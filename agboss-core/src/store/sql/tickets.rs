@@ -4,7 +4,8 @@
 //! ticket's row (of two racing decisions, the second waits, then reads the first one's state and
 //! is refused). Locks are taken run before ticket. A row that cannot be read
 //! ([`StoreError::Corrupt`]) is refused before anything is written.
-use super::db::{Bind, Dialect, backend};
+use super::db::{Bind, backend};
+use super::dialect::Dialect;
 use super::queries::{ADVANCE_TICKET, DECIDE_TICKET, RUN_TICKETS, SELECT_TICKET};
 use super::rows::ticket;
 use super::store::{SqlStore, Write};
