@@ -19,7 +19,7 @@ mod tickets;
 /// fencing, tenant scoping). Lost when the process ends.
 ///
 /// ```
-/// use agboss_core::store::{MemoryStore, NewRun, ThreadStore, DEFAULT_LEASE_TTL};
+/// use agboss_core::store::{MemoryStore, NewRun, RunStore, DEFAULT_LEASE_TTL};
 /// # futures::executor::block_on(async {
 /// let store = MemoryStore::new();
 /// let (run, lease) = store
