@@ -25,10 +25,13 @@ use agboss_core::store::{
 };
 use futures::future::BoxFuture;
 
+mod journal;
 mod leases;
 mod threads;
+mod ticket_races;
 mod tickets;
 
+pub use journal::{journal_without_a_thread, runs_are_scoped_by_tenant};
 pub use leases::{
     append_is_atomic, concurrent_appends_get_distinct_seqs, finished_run_cannot_resume,
     lease_held_while_unexpired, release_frees_the_lease, renew_extends_the_lease,
@@ -40,13 +43,15 @@ pub use threads::{
     missing_thread_or_run, new_run_appends_input_and_records_history, thread_busy, thread_exists,
     threads_per_tenant,
 };
-pub use tickets::{
+pub use ticket_races::{
     advance_is_a_compare_and_swap, concurrent_advances_have_one_winner,
-    concurrent_decides_have_one_winner, delete_thread_removes_tickets, duplicate_ticket_refused,
-    expired_ticket_cannot_be_decided, foreign_ticket_not_found,
+    concurrent_decides_have_one_winner, delete_thread_removes_tickets,
+    superseded_ticket_cannot_be_decided, ticket_thread_is_the_runs, tickets_move_forward_only,
+};
+pub use tickets::{
+    duplicate_ticket_refused, expired_ticket_cannot_be_decided, foreign_ticket_not_found,
     run_tickets_oldest_first_per_tenant_and_run, stale_lease_creates_or_advances_nothing,
-    superseded_ticket_cannot_be_decided, ticket_decided_once, ticket_thread_is_the_runs,
-    tickets_move_forward_only, tickets_round_trip_with_the_leases_tenant_and_run,
+    ticket_decided_once, tickets_round_trip_with_the_leases_tenant_and_run,
 };
 
 /// A check: run on a store of its own, panics on a failure.
@@ -69,6 +74,8 @@ macro_rules! checks {
 checks!(
     /// The checks of [`RunStore`] alone: runs without a thread, their journals and leases.
     run_checks for RunStore: [
+        journal_without_a_thread,
+        runs_are_scoped_by_tenant,
         takeover_after_expiry,
         lease_held_while_unexpired,
         renew_extends_the_lease,
