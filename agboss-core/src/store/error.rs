@@ -132,8 +132,8 @@ pub enum StoreError {
         #[source]
         source: Option<BoxError>,
     },
-    /// The backend does not implement this operation (a custom store without approval
-    /// tickets): whatever needed it does not happen.
+    /// The operation cannot be done here (a tool without an approval channel asked for a
+    /// ticket): whatever needed it does not happen.
     #[error("this store does not support {operation}")]
     Unsupported {
         /// The operation.
