@@ -6,6 +6,7 @@
 //! run's row with the fenced update, then its thread's row to number the messages.
 use std::time::Duration;
 
+use super::begin::try_begin_run;
 use super::db::{Bind, backend, sql_u64, stored_u64};
 use super::dialect::Dialect;
 use super::queries::{FINISH_RUN, INSERT_STEP, RELEASE, RUN_EXISTS, SELECT_RUN, STEPS};
@@ -22,38 +23,6 @@ use crate::store::types::{
 /// How often `begin_run` starts over when another worker created or removed the run meanwhile.
 const BEGIN_ATTEMPTS: usize = 5;
 
-impl<D: Dialect> SqlStore<D> {
-    /// [`StoreError::RunNotFound`] unless `tenant` has the run.
-    async fn run_exists(&self, tenant: &str, run_id: &str) -> Result<(), StoreError> {
-        let q = sqlx::query(RUN_EXISTS).text(tenant).text(run_id);
-        self.optional("read run", q)
-            .await?
-            .map(drop)
-            .ok_or_else(|| run_not_found(run_id))
-    }
-
-    /// A fenced write of one statement on `lease`'s run (`$5` bound to the lease's ttl when
-    /// `with_ttl`): [`StoreError::LeaseLost`] (and nothing written) when the lease is no longer
-    /// the run's.
-    async fn fenced(
-        &self,
-        op: &'static str,
-        sql: &'static str,
-        lease: &Lease,
-        then: impl FnOnce(super::db::Q<D>) -> super::db::Q<D>,
-    ) -> Result<(), StoreError> {
-        let q = sqlx::query(sql)
-            .text(&lease.tenant)
-            .text(&lease.run_id)
-            .int(lease.token)
-            .text(&lease.worker);
-        self.write_one(op, then(q))
-            .await?
-            .map(drop)
-            .ok_or_else(|| lease_lost(lease))
-    }
-}
-
 impl<D: Dialect> RunStore for SqlStore<D> {
     async fn begin_run(
         &self,
@@ -62,7 +31,7 @@ impl<D: Dialect> RunStore for SqlStore<D> {
         ttl: Duration,
     ) -> Result<(RunRecord, Lease), StoreError> {
         for _ in 0..BEGIN_ATTEMPTS {
-            if let Some(run) = self.try_begin_run(&new, worker, ttl).await? {
+            if let Some(run) = try_begin_run(self, &new, worker, ttl).await? {
                 let lease = lease_of(&run, ttl);
                 return Ok((run, lease));
             }
@@ -95,7 +64,8 @@ impl<D: Dialect> RunStore for SqlStore<D> {
 
     async fn steps(&self, tenant: &str, run_id: &str) -> Result<Vec<JournalStep>, StoreError> {
         const OP: &str = "read steps";
-        self.run_exists(tenant, run_id).await?;
+        let exists = sqlx::query(RUN_EXISTS).text(tenant).text(run_id);
+        self.exists(OP, exists, || run_not_found(run_id)).await?;
         let rows = self
             .all(OP, sqlx::query(STEPS).text(tenant).text(run_id))
             .await?;

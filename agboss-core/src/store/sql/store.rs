@@ -10,8 +10,9 @@ use super::db::{Bind, Q, backend, sql_u64};
 use super::dialect::Dialect;
 use super::queries::{INSERT_MESSAGE, RESERVE_MESSAGES};
 use crate::model::Message;
+use crate::store::checks::lease_lost;
 use crate::store::error::StoreError;
-use crate::store::types::{FORMAT_VERSION, encode_message};
+use crate::store::types::{FORMAT_VERSION, Lease, encode_message};
 
 /// Threads, runs, journals and tickets in an SQL database: one implementation of
 /// [`ThreadStore`](crate::store::ThreadStore), [`RunStore`](crate::store::RunStore) and
@@ -164,6 +165,37 @@ impl<D: Dialect> SqlStore<D> {
     pub(super) async fn all(&self, op: &'static str, q: Q<D>) -> Result<Vec<D::Row>, StoreError> {
         let mut conn = self.pool.acquire().await.map_err(backend(op))?;
         q.fetch_all(D::exec(&mut *conn)).await.map_err(backend(op))
+    }
+
+    /// `Ok` when `q` returns a row, `missing()` otherwise.
+    pub(super) async fn exists(
+        &self,
+        op: &'static str,
+        q: Q<D>,
+        missing: impl FnOnce() -> StoreError,
+    ) -> Result<(), StoreError> {
+        self.optional(op, q).await?.map(drop).ok_or_else(missing)
+    }
+
+    /// A fenced write of one statement on `lease`'s run, `more` binding what follows the fence's
+    /// four parameters: [`StoreError::LeaseLost`] (and nothing written) when the lease is no
+    /// longer the run's.
+    pub(super) async fn fenced(
+        &self,
+        op: &'static str,
+        sql: &'static str,
+        lease: &Lease,
+        more: impl FnOnce(Q<D>) -> Q<D>,
+    ) -> Result<(), StoreError> {
+        let q = sqlx::query(sql)
+            .text(&lease.tenant)
+            .text(&lease.run_id)
+            .int(lease.token)
+            .text(&lease.worker);
+        self.write_one(op, more(q))
+            .await?
+            .map(drop)
+            .ok_or_else(|| lease_lost(lease))
     }
 
     /// A write of one statement: its row, if any. In a write transaction where writers take

@@ -4,26 +4,15 @@
 //! waits for (the lock order of every write is run before thread before ticket).
 use super::db::{Bind, backend, sql_limit};
 use super::dialect::Dialect;
-use super::queries::{DELETE_THREAD, LIST_THREADS, MESSAGES, RUNNING_RUN_OF_THREAD, SELECT_THREAD};
+use super::queries::{
+    DELETE_THREAD, LIST_THREADS, MESSAGES, RUNNING_RUN_OF_THREAD, SELECT_THREAD, THREAD_EXISTS,
+};
 use super::rows::{thread_info, thread_message};
 use super::store::SqlStore;
 use crate::store::checks::thread_not_found;
 use crate::store::error::StoreError;
 use crate::store::traits::ThreadStore;
 use crate::store::types::{NewThread, ThreadInfo, ThreadMessage, random_id};
-
-impl<D: Dialect> SqlStore<D> {
-    /// [`StoreError::ThreadNotFound`] unless `tenant` has the thread.
-    async fn thread_exists(&self, tenant: &str, thread_id: &str) -> Result<(), StoreError> {
-        let q = sqlx::query(super::queries::THREAD_EXISTS)
-            .text(tenant)
-            .text(thread_id);
-        self.optional("read thread", q)
-            .await?
-            .map(drop)
-            .ok_or_else(|| thread_not_found(thread_id))
-    }
-}
 
 impl<D: Dialect> ThreadStore for SqlStore<D> {
     async fn create_thread(&self, tenant: &str, new: NewThread) -> Result<ThreadInfo, StoreError> {
@@ -88,7 +77,9 @@ impl<D: Dialect> ThreadStore for SqlStore<D> {
         limit: Option<u64>,
     ) -> Result<Vec<ThreadMessage>, StoreError> {
         const OP: &str = "read messages";
-        self.thread_exists(tenant, thread_id).await?;
+        let exists = sqlx::query(THREAD_EXISTS).text(tenant).text(thread_id);
+        self.exists(OP, exists, || thread_not_found(thread_id))
+            .await?;
         let q = sqlx::query(MESSAGES)
             .text(tenant)
             .text(thread_id)
