@@ -8,8 +8,8 @@ use agboss_core::engine::workflow::{Flow, Recovery};
 use agboss_core::engine::{Decision, RunContext, RunError, RunEvent, Target};
 use agboss_core::model::{Message, Role, SharedChatModel};
 use agboss_core::store::{
-    MemoryStore, NewThread, SharedStore, SqliteStore, StoreError, ThreadStore as _, TicketDecision,
-    TicketState,
+    MemoryStore, NewThread, SharedStore, SqliteStore, StoreError, TicketDecision, TicketState,
+    TicketStore as _,
 };
 use agboss_core::{App, Approver};
 use agboss_e2e::support_desk::{

@@ -9,7 +9,7 @@ use agboss_core::dto::Dto;
 use agboss_core::engine::{Decision, RunContext, RunError, RunEvent, Target};
 use agboss_core::model::SharedChatModel;
 use agboss_core::store::{
-    MemoryStore, NewThread, SharedStore, StoreError, ThreadStore as _, Ticket, TicketState,
+    MemoryStore, NewThread, SharedStore, StoreError, Ticket, TicketState, TicketStore as _,
 };
 use agboss_core::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};

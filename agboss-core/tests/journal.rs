@@ -10,7 +10,7 @@ use agboss_core::dto::Dto;
 use agboss_core::engine::{InDoubtResolution, RunContext, RunError, RunEvent};
 use agboss_core::model::{Message, SharedChatModel};
 use agboss_core::store::{
-    MemoryStore, NewThread, RunStatus, SharedStore, StoreError, ThreadStore as _,
+    MemoryStore, NewThread, RunStatus, RunStore as _, SharedStore, StoreError, ThreadStore as _,
 };
 use agboss_core::*;
 use agboss_testing::flaky::FlakyStore;

@@ -20,8 +20,8 @@ use agboss_core::model::{
     ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCallRequest,
 };
 use agboss_core::store::{
-    DEFAULT_LEASE_TTL, MemoryStore, NewRun, NewThread, PostgresStore, SharedStore, SqliteStore,
-    StepEntry, ThreadStore,
+    DEFAULT_LEASE_TTL, MemoryStore, NewRun, NewThread, PostgresStore, RunStore, SharedStore,
+    SqliteStore, StepEntry, ThreadStore,
 };
 use agboss_core::*;
 use agboss_testing::flaky::FlakyStore;

@@ -119,7 +119,7 @@ async fn decide_all(
             continue;
         }
         let Some(store) = app.store() else { break };
-        let current = agboss_core::store::ThreadStore::ticket(store, tenant, &ticket.id).await?;
+        let current = agboss_core::store::TicketStore::ticket(store, tenant, &ticket.id).await?;
         if current.state != TicketState::Pending {
             continue;
         }

@@ -1,12 +1,12 @@
-//! [`FlakyStore`]: a [`ThreadStore`] that fails on demand, to test what a run does when its
+//! [`FlakyStore`]: a store that fails on demand, to test what a run does when its
 //! store is unavailable at the start or fails in the middle.
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agboss_core::model::Message;
 use agboss_core::store::{
-    JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, StepEntry, StoreError, ThreadInfo,
-    ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketState,
+    JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, RunStore, StepEntry, StoreError,
+    ThreadInfo, ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketState, TicketStore,
 };
 
 /// Wraps a store; [`FlakyStore::fail_all`] makes every operation fail with a backend error,
@@ -33,7 +33,7 @@ pub struct FlakyStore<S> {
     appends: AtomicUsize,
 }
 
-impl<S: ThreadStore> FlakyStore<S> {
+impl<S> FlakyStore<S> {
     /// Wraps `inner`, failing nothing yet.
     pub fn new(inner: S) -> Self {
         Self {
@@ -119,6 +119,9 @@ impl<S: ThreadStore> ThreadStore for FlakyStore<S> {
         self.check("messages")?;
         self.inner.messages(tenant, thread_id, limit).await
     }
+}
+
+impl<S: RunStore> RunStore for FlakyStore<S> {
     async fn begin_run(
         &self,
         run: NewRun,
@@ -161,6 +164,9 @@ impl<S: ThreadStore> ThreadStore for FlakyStore<S> {
         self.check("release")?;
         self.inner.release(lease).await
     }
+}
+
+impl<S: TicketStore> TicketStore for FlakyStore<S> {
     async fn create_ticket(&self, lease: &Lease, ticket: &Ticket) -> Result<(), StoreError> {
         self.check_write("create_ticket", false)?;
         self.inner.create_ticket(lease, ticket).await

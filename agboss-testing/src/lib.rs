@@ -7,7 +7,7 @@
 //!   plus any you add).
 //! - [`test_input_guardrail`] / [`test_output_guardrail`] run one guardrail's check as the
 //!   engine does and return its verdict.
-//! - [`store::conformance`] checks a `ThreadStore` backend against the store contract.
+//! - [`store::conformance`] checks a store backend against the store contract, trait by trait.
 //!
 //! ```
 //! use agboss_core::{tool, tool_interceptor, BeforeToolCall, InterceptorError, ToolCallContext,

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use agboss_core::model::Message;
 use agboss_core::store::{
-    FORMAT_VERSION, NewRun, NewThread, PostgresStore, StepEntry, StoreError, ThreadStore,
-    TicketDecision, TicketState,
+    FORMAT_VERSION, NewRun, NewThread, PostgresStore, RunStore, StepEntry, StoreError, ThreadStore,
+    TicketDecision, TicketState, TicketStore,
 };
 use futures::future::join_all;
 use sqlx::Row;

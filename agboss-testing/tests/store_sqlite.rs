@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use agboss_core::model::Message;
 use agboss_core::store::{
-    FORMAT_VERSION, NewRun, NewThread, SqliteStore, StepEntry, StoreError, ThreadStore,
+    FORMAT_VERSION, NewRun, NewThread, RunStore, SqliteStore, StepEntry, StoreError, ThreadStore,
 };
 use futures::future::join_all;
 use sqlx::Row;

@@ -4,10 +4,12 @@ use std::time::Duration;
 
 use agboss_core::model::Message;
 use agboss_core::store::{
-    JournalStep, Lease, MemoryStore, NewRun, NewThread, RunEnd, RunRecord, StepEntry, StoreError,
-    ThreadInfo, ThreadMessage, ThreadStore,
+    JournalStep, Lease, MemoryStore, NewRun, NewThread, RunEnd, RunRecord, RunStore, StepEntry,
+    StoreError, ThreadInfo, ThreadMessage, ThreadStore,
 };
-use agboss_testing::store::{checks, conformance};
+use agboss_testing::store::{
+    checks, run_checks, run_checks_on, run_conformance, store_checks, thread_checks, ticket_checks,
+};
 use futures::FutureExt;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -51,6 +53,9 @@ impl ThreadStore for Buggy {
         let limit = if self.1 == Bug::NoLimit { None } else { limit };
         self.0.messages(tenant, thread_id, limit).await
     }
+}
+
+impl RunStore for Buggy {
     async fn begin_run(
         &self,
         run: NewRun,
@@ -110,10 +115,65 @@ impl ThreadStore for Buggy {
     }
 }
 
+/// A backend of runs alone (no threads, no tickets): the run checks are all it needs.
+struct RunsOnly(MemoryStore);
+
+impl RunStore for RunsOnly {
+    async fn begin_run(
+        &self,
+        run: NewRun,
+        worker: &str,
+        ttl: Duration,
+    ) -> Result<(RunRecord, Lease), StoreError> {
+        self.0.begin_run(run, worker, ttl).await
+    }
+    async fn run(&self, tenant: &str, run_id: &str) -> Result<RunRecord, StoreError> {
+        self.0.run(tenant, run_id).await
+    }
+    async fn resumable_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        self.0.resumable_runs(limit).await
+    }
+    async fn steps(&self, tenant: &str, run_id: &str) -> Result<Vec<JournalStep>, StoreError> {
+        self.0.steps(tenant, run_id).await
+    }
+    async fn append(
+        &self,
+        lease: &Lease,
+        entry: &StepEntry,
+        messages: &[Message],
+    ) -> Result<u64, StoreError> {
+        self.0.append(lease, entry, messages).await
+    }
+    async fn renew(&self, lease: &Lease) -> Result<(), StoreError> {
+        self.0.renew(lease).await
+    }
+    async fn finish_run(&self, lease: &Lease, end: &RunEnd) -> Result<(), StoreError> {
+        self.0.finish_run(lease, end).await
+    }
+    async fn release(&self, lease: &Lease) -> Result<(), StoreError> {
+        self.0.release(lease).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backend_of_runs_alone_runs_the_run_checks() {
+    run_conformance(|| async { RunsOnly(MemoryStore::new()) }).await;
+    assert!(run_checks::<RunsOnly>().len() >= 5);
+    // Every group together is the whole suite.
+    let groups = run_checks::<MemoryStore>().len()
+        + thread_checks::<MemoryStore>().len()
+        + ticket_checks::<MemoryStore>().len()
+        + store_checks::<MemoryStore>().len();
+    assert_eq!(groups, checks::<MemoryStore>().len());
+}
+
 async fn failure_of(bug: Bug) -> String {
-    let outcome = AssertUnwindSafe(conformance(
-        || async move { Buggy(MemoryStore::new(), bug) },
-    ))
+    // The bugs are in threads and runs: the checks of those two (Buggy keeps no tickets).
+    let mut checks = thread_checks();
+    checks.extend(run_checks());
+    let outcome = AssertUnwindSafe(run_checks_on(checks, || async move {
+        Buggy(MemoryStore::new(), bug)
+    }))
     .catch_unwind()
     .await;
     let payload = outcome.expect_err("a buggy store fails the suite");

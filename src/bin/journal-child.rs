@@ -280,7 +280,7 @@ async fn approval(
     let out = app
         .resume("t2", Decision::approve(ticket).by(manager), ctx.clone())
         .await?;
-    let state = agboss_core::store::ThreadStore::ticket(app.store().unwrap(), "acme", ticket)
+    let state = agboss_core::store::TicketStore::ticket(app.store().unwrap(), "acme", ticket)
         .await?
         .state;
     println!("ANSWER {}", out.text);

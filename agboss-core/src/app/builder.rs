@@ -21,7 +21,7 @@ use crate::engine::{Durability, Runtime};
 use crate::error::BuildError;
 use crate::model::{ChatModel, SharedChatModel};
 use crate::store::types::random_id;
-use crate::store::{DEFAULT_LEASE_TTL, SharedStore, ThreadStore};
+use crate::store::{DEFAULT_LEASE_TTL, SharedStore, Store};
 
 /// Builds an [`App`]: from an `#[application]` ([`AppBuilder::application`]) or piece by piece.
 ///
@@ -258,7 +258,7 @@ impl AppBuilder {
     /// let app = App::builder().store(MemoryStore::new()).build().unwrap();
     /// assert!(app.store().is_some());
     /// ```
-    pub fn store(mut self, store: impl ThreadStore) -> Self {
+    pub fn store(mut self, store: impl Store) -> Self {
         self.store = Some(SharedStore::new(store));
         self
     }

@@ -31,7 +31,7 @@ use crate::engine::{
     Decision, InDoubtResolution, RunContext, RunError, RunOutput, RunStream, Runtime, Target,
 };
 use crate::model::SharedChatModel;
-use crate::store::{SharedStore, StoreError, ThreadStore as _, Ticket};
+use crate::store::{RunStore as _, SharedStore, StoreError, Ticket, TicketStore as _};
 
 /// A built application: services constructed, every chain resolved. Cheap to clone.
 #[derive(Clone)]

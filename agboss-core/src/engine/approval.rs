@@ -360,7 +360,7 @@ pub(crate) async fn decide(
     tenant: &str,
     decision: Decision,
 ) -> Result<Ticket, RunError> {
-    use crate::store::ThreadStore as _;
+    use crate::store::TicketStore as _;
     let store = &rt
         .store
         .as_ref()

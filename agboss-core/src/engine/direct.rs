@@ -12,8 +12,8 @@ use crate::contract::channel::ApprovalGrant;
 use crate::error::{BlockKind, StepFailedError, ToolBlockedError, ToolCallError};
 use crate::store::types::random_id;
 use crate::store::{
-    Lease, NewRun, RunEnd, StepEntry, StoreError, ThreadStore as _, Ticket, TicketDecision,
-    TicketState,
+    Lease, NewRun, RunEnd, RunStore as _, StepEntry, StoreError, Ticket, TicketDecision,
+    TicketState, TicketStore as _,
 };
 
 /// The key of a direct call's only step.

@@ -5,7 +5,7 @@ use super::journal::{Replay, ToolReplay};
 use super::run::RunError;
 use crate::model::Message;
 use crate::pipeline::observe::Observation;
-use crate::store::{NewRun, StepEntry, ThreadStore as _};
+use crate::store::{NewRun, RunStore as _, StepEntry};
 
 /// How a call in doubt ([`RunError::InDoubt`]) is settled, by someone who checked whether its
 /// work was done (in the payment system, the ticket queue, ...).

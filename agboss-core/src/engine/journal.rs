@@ -1,4 +1,4 @@
-//! The journal of one run: opened from the app's [`ThreadStore`] when the run starts (a new run,
+//! The journal of one run: opened from the app's [`RunStore`] when the run starts (a new run,
 //! or an unfinished one taken up again), it replays completed steps and records new ones before
 //! the run goes on.
 //!
@@ -21,8 +21,8 @@ use crate::model::{AssistantMessage, Message, ModelRequest, Usage};
 use crate::pipeline::observe::Observation;
 use crate::store::types::{random_id, sha256_hex};
 use crate::store::{
-    JournalStep, Lease, NewRun, RunEnd, RunRecord, SharedStore, StepEntry, StoreError,
-    ThreadStore as _, Ticket, TicketState,
+    JournalStep, Lease, NewRun, RunEnd, RunRecord, RunStore as _, SharedStore, StepEntry,
+    StoreError, ThreadStore as _, Ticket, TicketState, TicketStore as _,
 };
 
 /// A journaled model turn.

@@ -1,5 +1,5 @@
-//! [`StoreError`]: what a [`ThreadStore`](super::ThreadStore) operation can fail with.
-use super::ticket::TicketState;
+//! [`StoreError`]: what a store operation can fail with.
+use super::state::TicketState;
 use crate::error::BoxError;
 
 /// Why a store operation failed. Foreign data is never told apart from missing data: a tenant
@@ -132,8 +132,8 @@ pub enum StoreError {
         #[source]
         source: Option<BoxError>,
     },
-    /// The backend does not implement this operation (a custom store without approval
-    /// tickets): whatever needed it does not happen.
+    /// The operation cannot be done here (a tool without an approval channel asked for a
+    /// ticket): whatever needed it does not happen.
     #[error("this store does not support {operation}")]
     Unsupported {
         /// The operation.

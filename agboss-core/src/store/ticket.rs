@@ -2,55 +2,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::error::StoreError;
+pub use super::state::TicketState;
 use super::types::now_ms;
 
-/// Where a ticket is. Moves only forward, by compare-and-swap:
-/// `Pending → Decided → Executing → Completed`, or `Pending → Superseded` when the call's
-/// policy changed before anyone decided (a new ticket is requested instead).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TicketState {
-    /// Waiting for a decision.
-    Pending,
-    /// Decided; the decision is not consumed yet.
-    Decided,
-    /// A resumed run consumed the decision and is executing the call.
-    Executing,
-    /// The call's outcome is journaled.
-    Completed,
-    /// Replaced by a new ticket (the call's resolved chain changed); cannot be decided.
-    Superseded,
-}
-
+/// Reading a stored state (beside [`StoreError`], which names states, so this impl lives above
+/// it).
 impl TicketState {
-    /// Whether a ticket may move from `self` to `to`: forward only, `Pending → Decided →
-    /// Executing → Completed`, and `Pending | Decided → Superseded`.
-    ///
-    /// ```
-    /// use agboss_core::store::TicketState::*;
-    /// assert!(Decided.may_become(Executing));
-    /// assert!(!Completed.may_become(Pending));
-    /// assert!(!Pending.may_become(Executing));
-    /// ```
-    pub fn may_become(self, to: TicketState) -> bool {
-        matches!(
-            (self, to),
-            (Self::Pending, Self::Decided | Self::Superseded)
-                | (Self::Decided, Self::Executing | Self::Superseded)
-                | (Self::Executing, Self::Completed)
-        )
-    }
-
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Decided => "decided",
-            Self::Executing => "executing",
-            Self::Completed => "completed",
-            Self::Superseded => "superseded",
-        }
-    }
     /// Parses a stored name.
     pub fn parse(s: &str) -> Result<Self, StoreError> {
         Ok(match s {
@@ -159,7 +116,7 @@ impl Ticket {
     /// input), with `fingerprint` the SHA-256 of `input`. Created now, it never expires until
     /// `expires_at_ms` is set; the call (`step_key`, `call_id`), `channel` and `chain_digest`
     /// are empty until set. The tenant and run are the lease's, set by
-    /// [`ThreadStore::create_ticket`](super::ThreadStore::create_ticket).
+    /// [`TicketStore::create_ticket`](super::TicketStore::create_ticket).
     ///
     /// ```
     /// use agboss_core::store::{Ticket, TicketState};
@@ -191,43 +148,6 @@ impl Ticket {
             decision: None,
             created_at_ms: now_ms(),
             expires_at_ms: i64::MAX,
-        }
-    }
-}
-
-/// The checks every backend makes before it writes: a new ticket is pending with no decision,
-/// and an advance moves forward ([`TicketState::may_become`]).
-pub(crate) mod checks {
-    use super::{Ticket, TicketState};
-    use crate::store::StoreError;
-
-    /// A ticket about to be created is pending and undecided.
-    pub(crate) fn new_ticket(ticket: &Ticket) -> Result<(), StoreError> {
-        if ticket.state == TicketState::Pending && ticket.decision.is_none() {
-            Ok(())
-        } else {
-            Err(StoreError::TicketTransition {
-                ticket_id: ticket.id.clone(),
-                from: TicketState::Pending,
-                to: ticket.state,
-            })
-        }
-    }
-
-    /// An advance from `from` to `to` moves forward.
-    pub(crate) fn advance(
-        ticket_id: &str,
-        from: TicketState,
-        to: TicketState,
-    ) -> Result<(), StoreError> {
-        if from.may_become(to) {
-            Ok(())
-        } else {
-            Err(StoreError::TicketTransition {
-                ticket_id: ticket_id.to_string(),
-                from,
-                to,
-            })
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The records a [`ThreadStore`](super::ThreadStore) keeps: threads and their messages, runs,
+//! The records a store keeps: threads and their messages, runs,
 //! leases, and the steps of a run's journal, with the versioned encoding every backend shares.
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -111,7 +111,7 @@ impl RunStatus {
     }
 }
 
-/// What [`ThreadStore::begin_run`](super::ThreadStore::begin_run) is given.
+/// What [`RunStore::begin_run`](super::RunStore::begin_run) is given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct NewRun {
@@ -207,7 +207,7 @@ impl Lease {
     }
 }
 
-/// How a run ended, as [`ThreadStore::finish_run`](super::ThreadStore::finish_run) records it.
+/// How a run ended, as [`RunStore::finish_run`](super::RunStore::finish_run) records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunEnd {
     /// With a final answer.

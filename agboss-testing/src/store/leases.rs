@@ -1,6 +1,6 @@
 //! Checks of leases, fencing, the journal and resumption.
 use agboss_core::model::Message;
-use agboss_core::store::{NewRun, RunEnd, RunStatus, StoreError, ThreadStore};
+use agboss_core::store::{NewRun, RunEnd, RunStatus, RunStore, StoreError, ThreadStore};
 use futures::future::join_all;
 
 use super::{
@@ -10,7 +10,7 @@ use super::{
 
 /// The lease's worker takes its own run up again before expiry: the next token, and the
 /// previous lease is stale. Resuming appends no second input.
-pub async fn resume_by_same_worker<S: ThreadStore>(store: &S) {
+pub async fn resume_by_same_worker<S: ThreadStore + RunStore>(store: &S) {
     thread(store, "acme", "t1").await;
     let (_, first) = begin(store, run_on("acme", "r1", "t1", "hi"), "w", LONG).await;
     append(store, &first, &step("model:0"), &[]).await;
@@ -42,7 +42,7 @@ pub async fn resume_by_same_worker<S: ThreadStore>(store: &S) {
 
 /// Another worker takes an expired lease over with the next token; the old holder is fenced
 /// out.
-pub async fn takeover_after_expiry<S: ThreadStore>(store: &S) {
+pub async fn takeover_after_expiry<S: RunStore>(store: &S) {
     let (_, a) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "a", EXPIRED).await;
     let (record, b) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "b", LONG).await;
     assert_eq!(b.token, 2, "the takeover gets the next token");
@@ -69,7 +69,7 @@ pub async fn takeover_after_expiry<S: ThreadStore>(store: &S) {
 
 /// An unexpired lease of another worker is refused with `LeaseHeld` (transient), and nothing
 /// changes.
-pub async fn lease_held_while_unexpired<S: ThreadStore>(store: &S) {
+pub async fn lease_held_while_unexpired<S: RunStore>(store: &S) {
     let (before, _) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "a", LONG).await;
     let err = store
         .begin_run(NewRun::new("acme", "r1", "agent", "x"), "b", LONG)
@@ -95,7 +95,7 @@ pub async fn lease_held_while_unexpired<S: ThreadStore>(store: &S) {
 
 /// Every write with a stale lease (taken over, wrong worker) is refused with `LeaseLost` and
 /// writes nothing: no step, no message, no change to the run.
-pub async fn stale_lease_writes_nothing<S: ThreadStore>(store: &S) {
+pub async fn stale_lease_writes_nothing<S: ThreadStore + RunStore>(store: &S) {
     thread(store, "acme", "t1").await;
     let (_, a) = begin(store, run_on("acme", "r1", "t1", "hi"), "a", EXPIRED).await;
     append(store, &a, &step("model:0"), &[Message::assistant("one")]).await;
@@ -167,7 +167,7 @@ pub async fn stale_lease_writes_nothing<S: ThreadStore>(store: &S) {
 
 /// One append writes the step and the messages together, at the next positions, and extends
 /// the lease.
-pub async fn append_is_atomic<S: ThreadStore>(store: &S) {
+pub async fn append_is_atomic<S: ThreadStore + RunStore>(store: &S) {
     thread(store, "acme", "t1").await;
     let (started, lease) = begin(store, run_on("acme", "r1", "t1", "q"), "w", EXPIRED).await;
     let mut lease = lease;
@@ -219,7 +219,7 @@ pub async fn append_is_atomic<S: ThreadStore>(store: &S) {
 
 /// 50 concurrent appends under one lease (parallel tool calls) get the positions 0..49, each
 /// once, with their own steps and messages.
-pub async fn concurrent_appends_get_distinct_seqs<S: ThreadStore>(store: &S) {
+pub async fn concurrent_appends_get_distinct_seqs<S: ThreadStore + RunStore>(store: &S) {
     const N: usize = 50;
     thread(store, "acme", "t1").await;
     let (_, lease) = begin(store, run_on("acme", "r1", "t1", "go"), "w", LONG).await;
@@ -267,7 +267,7 @@ pub async fn concurrent_appends_get_distinct_seqs<S: ThreadStore>(store: &S) {
 }
 
 /// `renew` extends the lease by its ttl.
-pub async fn renew_extends_the_lease<S: ThreadStore>(store: &S) {
+pub async fn renew_extends_the_lease<S: RunStore>(store: &S) {
     let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "a", EXPIRED).await;
     let mut lease = lease;
     lease.ttl = LONG;
@@ -297,7 +297,7 @@ pub async fn renew_extends_the_lease<S: ThreadStore>(store: &S) {
 }
 
 /// `release` frees the lease (the run stays unfinished) for anyone to take at once.
-pub async fn release_frees_the_lease<S: ThreadStore>(store: &S) {
+pub async fn release_frees_the_lease<S: RunStore>(store: &S) {
     let (_, a) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "a", LONG).await;
     store.release(&a).await.expect("release");
     let released = run(store, "acme", "r1").await;
@@ -322,7 +322,7 @@ pub async fn release_frees_the_lease<S: ThreadStore>(store: &S) {
 }
 
 /// A finished run records its end, frees its lease, and cannot be resumed or written.
-pub async fn finished_run_cannot_resume<S: ThreadStore>(store: &S) {
+pub async fn finished_run_cannot_resume<S: ThreadStore + RunStore>(store: &S) {
     thread(store, "acme", "t1").await;
     let (_, lease) = begin(store, run_on("acme", "r1", "t1", "q"), "w", LONG).await;
     append(
@@ -406,7 +406,7 @@ pub async fn finished_run_cannot_resume<S: ThreadStore>(store: &S) {
 
 /// `resumable_runs` lists unfinished runs whose lease expired or was released, across tenants,
 /// oldest first, at most `limit`.
-pub async fn resumable_runs_lists_expired_or_released_only<S: ThreadStore>(store: &S) {
+pub async fn resumable_runs_lists_expired_or_released_only<S: RunStore>(store: &S) {
     let new = |tenant: &str, id: &str| NewRun::new(tenant, id, "agent", "x");
     begin(store, new("acme", "expired"), "w", EXPIRED).await;
     begin(store, new("acme", "held"), "w", LONG).await;

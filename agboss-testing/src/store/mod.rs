@@ -1,8 +1,12 @@
-//! The conformance suite of [`ThreadStore`] backends: what every backend (memory, SQLite,
-//! PostgreSQL, yours) must do, check by check.
+//! The conformance suite of store backends: what every backend (memory, SQLite, PostgreSQL,
+//! yours) must do, check by check, grouped by the trait they check.
 //!
-//! [`conformance`] runs every check on a fresh store of its own and names the checks that
-//! failed; each check is also a public function of its own.
+//! [`conformance`] runs every check on a fresh [`Store`] of its own and names the checks that
+//! failed; each check is also a public function of its own. A backend of one trait runs that
+//! trait's group: [`run_checks`] need a [`RunStore`] only ([`run_conformance`]),
+//! [`thread_checks`] a [`ThreadStore`] and the [`RunStore`] that writes its messages,
+//! [`ticket_checks`] a [`TicketStore`] and the [`RunStore`] whose leases fence it, and
+//! [`store_checks`] all three ([`run_checks_on`] runs any group).
 //!
 //! ```
 //! use agboss_core::store::MemoryStore;
@@ -16,14 +20,18 @@ use std::time::Duration;
 
 use agboss_core::model::Message;
 use agboss_core::store::{
-    Lease, NewRun, NewThread, RunRecord, StepEntry, StoreError, ThreadMessage, ThreadStore,
+    Lease, NewRun, NewThread, RunRecord, RunStore, StepEntry, Store, StoreError, ThreadMessage,
+    ThreadStore, TicketStore,
 };
 use futures::future::BoxFuture;
 
+mod journal;
 mod leases;
 mod threads;
+mod ticket_races;
 mod tickets;
 
+pub use journal::{journal_without_a_thread, runs_are_scoped_by_tenant};
 pub use leases::{
     append_is_atomic, concurrent_appends_get_distinct_seqs, finished_run_cannot_resume,
     lease_held_while_unexpired, release_frees_the_lease, renew_extends_the_lease,
@@ -35,22 +43,25 @@ pub use threads::{
     missing_thread_or_run, new_run_appends_input_and_records_history, thread_busy, thread_exists,
     threads_per_tenant,
 };
-pub use tickets::{
+pub use ticket_races::{
     advance_is_a_compare_and_swap, concurrent_advances_have_one_winner,
-    concurrent_decides_have_one_winner, delete_thread_removes_tickets, duplicate_ticket_refused,
-    expired_ticket_cannot_be_decided, foreign_ticket_not_found,
+    concurrent_decides_have_one_winner, delete_thread_removes_tickets,
+    superseded_ticket_cannot_be_decided, ticket_thread_is_the_runs, tickets_move_forward_only,
+};
+pub use tickets::{
+    duplicate_ticket_refused, expired_ticket_cannot_be_decided, foreign_ticket_not_found,
     run_tickets_oldest_first_per_tenant_and_run, stale_lease_creates_or_advances_nothing,
-    superseded_ticket_cannot_be_decided, ticket_decided_once, ticket_thread_is_the_runs,
-    tickets_move_forward_only, tickets_round_trip_with_the_leases_tenant_and_run,
+    ticket_decided_once, tickets_round_trip_with_the_leases_tenant_and_run,
 };
 
 /// A check: run on a store of its own, panics on a failure.
 pub type Check<S> = fn(S) -> BoxFuture<'static, ()>;
 
+/// Writes `$group()`: the checks named, for a store with the traits named.
 macro_rules! checks {
-    ($($name:ident),* $(,)?) => {
-        /// Every check, by name.
-        pub fn checks<S: ThreadStore>() -> Vec<(&'static str, Check<S>)> {
+    ($(#[$meta:meta])* $group:ident for $first:ident $(+ $more:ident)*: [$($name:ident),* $(,)?]) => {
+        $(#[$meta])*
+        pub fn $group<S: $first $(+ $more)*>() -> Vec<(&'static str, Check<S>)> {
             vec![$((
                 stringify!($name),
                 (|store: S| Box::pin(async move { $name(&store).await }) as BoxFuture<'static, ()>)
@@ -61,49 +72,100 @@ macro_rules! checks {
 }
 
 checks!(
-    threads_per_tenant,
-    thread_exists,
-    foreign_tenant_sees_nothing,
-    missing_thread_or_run,
-    new_run_appends_input_and_records_history,
-    thread_busy,
-    delete_thread_removes_messages_runs_and_steps,
-    messages_limit,
-    resume_by_same_worker,
-    takeover_after_expiry,
-    lease_held_while_unexpired,
-    stale_lease_writes_nothing,
-    append_is_atomic,
-    concurrent_appends_get_distinct_seqs,
-    renew_extends_the_lease,
-    release_frees_the_lease,
-    finished_run_cannot_resume,
-    resumable_runs_lists_expired_or_released_only,
-    tickets_round_trip_with_the_leases_tenant_and_run,
-    run_tickets_oldest_first_per_tenant_and_run,
-    foreign_ticket_not_found,
-    stale_lease_creates_or_advances_nothing,
-    duplicate_ticket_refused,
-    ticket_decided_once,
-    expired_ticket_cannot_be_decided,
-    advance_is_a_compare_and_swap,
-    superseded_ticket_cannot_be_decided,
-    concurrent_decides_have_one_winner,
-    concurrent_advances_have_one_winner,
-    delete_thread_removes_tickets,
-    ticket_thread_is_the_runs,
-    tickets_move_forward_only,
+    /// The checks of [`RunStore`] alone: runs without a thread, their journals and leases.
+    run_checks for RunStore: [
+        journal_without_a_thread,
+        runs_are_scoped_by_tenant,
+        takeover_after_expiry,
+        lease_held_while_unexpired,
+        renew_extends_the_lease,
+        release_frees_the_lease,
+        resumable_runs_lists_expired_or_released_only,
+    ]
 );
+
+checks!(
+    /// The checks of [`ThreadStore`], with the runs that write the threads' messages.
+    thread_checks for ThreadStore + RunStore: [
+        threads_per_tenant,
+        thread_exists,
+        foreign_tenant_sees_nothing,
+        missing_thread_or_run,
+        new_run_appends_input_and_records_history,
+        thread_busy,
+        delete_thread_removes_messages_runs_and_steps,
+        messages_limit,
+        resume_by_same_worker,
+        stale_lease_writes_nothing,
+        append_is_atomic,
+        concurrent_appends_get_distinct_seqs,
+        finished_run_cannot_resume,
+    ]
+);
+
+checks!(
+    /// The checks of [`TicketStore`], with the runs whose leases fence the tickets.
+    ticket_checks for RunStore + TicketStore: [
+        run_tickets_oldest_first_per_tenant_and_run,
+        foreign_ticket_not_found,
+        stale_lease_creates_or_advances_nothing,
+        duplicate_ticket_refused,
+        ticket_decided_once,
+        expired_ticket_cannot_be_decided,
+        advance_is_a_compare_and_swap,
+        superseded_ticket_cannot_be_decided,
+        concurrent_decides_have_one_winner,
+        concurrent_advances_have_one_winner,
+        tickets_move_forward_only,
+    ]
+);
+
+checks!(
+    /// The checks across the three traits: tickets and the threads of their runs.
+    store_checks for Store: [
+        tickets_round_trip_with_the_leases_tenant_and_run,
+        delete_thread_removes_tickets,
+        ticket_thread_is_the_runs,
+    ]
+);
+
+/// Every check of the suite, by name: for a whole [`Store`].
+pub fn checks<S: Store>() -> Vec<(&'static str, Check<S>)> {
+    let mut all = thread_checks();
+    all.extend(run_checks());
+    all.extend(ticket_checks());
+    all.extend(store_checks());
+    all
+}
 
 /// Runs every check of the suite, each on a store `fresh` makes, and panics naming the checks
 /// that failed (all checks run, whatever fails). Needs a tokio runtime: each check is a task.
 pub async fn conformance<S, F, Fut>(fresh: F)
 where
-    S: ThreadStore,
+    S: Store,
     F: Fn() -> Fut,
     Fut: Future<Output = S>,
 {
-    let checks = checks::<S>();
+    run_checks_on(checks::<S>(), fresh).await;
+}
+
+/// [`conformance`] for a backend of [`RunStore`] alone: the [`run_checks`].
+pub async fn run_conformance<S, F, Fut>(fresh: F)
+where
+    S: RunStore,
+    F: Fn() -> Fut,
+    Fut: Future<Output = S>,
+{
+    run_checks_on(run_checks::<S>(), fresh).await;
+}
+
+/// Runs `checks`, each on a store `fresh` makes, and panics naming the checks that failed.
+pub async fn run_checks_on<S, F, Fut>(checks: Vec<(&'static str, Check<S>)>, fresh: F)
+where
+    S: Send + 'static,
+    F: Fn() -> Fut,
+    Fut: Future<Output = S>,
+{
     let total = checks.len();
     let mut failed = Vec::new();
     for (name, check) in checks {
@@ -146,7 +208,7 @@ pub(crate) async fn thread<S: ThreadStore>(store: &S, tenant: &str, id: &str) {
         .unwrap_or_else(|e| panic!("create thread {tenant}/{id}: {}", why(&e)));
 }
 
-pub(crate) async fn begin<S: ThreadStore>(
+pub(crate) async fn begin<S: RunStore>(
     store: &S,
     run: NewRun,
     worker: &str,
@@ -175,7 +237,7 @@ pub(crate) fn step(key: &str) -> StepEntry {
     }
 }
 
-pub(crate) async fn append<S: ThreadStore>(
+pub(crate) async fn append<S: RunStore>(
     store: &S,
     lease: &Lease,
     entry: &StepEntry,
@@ -198,18 +260,14 @@ pub(crate) async fn messages<S: ThreadStore>(
         .unwrap_or_else(|e| panic!("messages of {tenant}/{thread_id}: {}", why(&e)))
 }
 
-pub(crate) async fn run<S: ThreadStore>(store: &S, tenant: &str, run_id: &str) -> RunRecord {
+pub(crate) async fn run<S: RunStore>(store: &S, tenant: &str, run_id: &str) -> RunRecord {
     store
         .run(tenant, run_id)
         .await
         .unwrap_or_else(|e| panic!("run {tenant}/{run_id}: {}", why(&e)))
 }
 
-pub(crate) async fn step_keys<S: ThreadStore>(
-    store: &S,
-    tenant: &str,
-    run_id: &str,
-) -> Vec<String> {
+pub(crate) async fn step_keys<S: RunStore>(store: &S, tenant: &str, run_id: &str) -> Vec<String> {
     store
         .steps(tenant, run_id)
         .await

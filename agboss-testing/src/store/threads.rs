@@ -1,11 +1,11 @@
 //! Checks of threads, tenants, and what a new run writes to its thread.
 use agboss_core::model::Message;
-use agboss_core::store::{NewRun, NewThread, RunEnd, RunStatus, StoreError, ThreadStore};
+use agboss_core::store::{NewRun, NewThread, RunEnd, RunStatus, RunStore, StoreError, ThreadStore};
 
 use super::{LONG, append, begin, messages, run, run_on, step, step_keys, texts, thread};
 
 /// Threads are created, read, listed (oldest first) and deleted per tenant.
-pub async fn threads_per_tenant<S: ThreadStore>(store: &S) {
+pub async fn threads_per_tenant<S: ThreadStore + RunStore>(store: &S) {
     let t1 = store
         .create_thread("acme", NewThread::new().id("t1").title("Refund"))
         .await
@@ -79,7 +79,7 @@ pub async fn threads_per_tenant<S: ThreadStore>(store: &S) {
 }
 
 /// A thread id is unique within its tenant, not across tenants.
-pub async fn thread_exists<S: ThreadStore>(store: &S) {
+pub async fn thread_exists<S: ThreadStore + RunStore>(store: &S) {
     thread(store, "acme", "t1").await;
     let again = store
         .create_thread("acme", NewThread::new().id("t1").title("other"))
@@ -98,7 +98,7 @@ pub async fn thread_exists<S: ThreadStore>(store: &S) {
 
 /// Another tenant's threads and runs read as not found, and it cannot delete, run on or write
 /// them.
-pub async fn foreign_tenant_sees_nothing<S: ThreadStore>(store: &S) {
+pub async fn foreign_tenant_sees_nothing<S: ThreadStore + RunStore>(store: &S) {
     thread(store, "acme", "t1").await;
     let (_, lease) = begin(store, run_on("acme", "r1", "t1", "hi"), "w", LONG).await;
     append(
@@ -181,7 +181,7 @@ pub async fn foreign_tenant_sees_nothing<S: ThreadStore>(store: &S) {
 }
 
 /// A run on a missing thread, and a missing run, are not found.
-pub async fn missing_thread_or_run<S: ThreadStore>(store: &S) {
+pub async fn missing_thread_or_run<S: ThreadStore + RunStore>(store: &S) {
     let r = store
         .begin_run(run_on("acme", "r1", "nope", "hi"), "w", LONG)
         .await;
@@ -216,7 +216,7 @@ pub async fn missing_thread_or_run<S: ThreadStore>(store: &S) {
 
 /// A new run records the thread's length as its history and appends its input as a user
 /// message; a run without a thread has neither.
-pub async fn new_run_appends_input_and_records_history<S: ThreadStore>(store: &S) {
+pub async fn new_run_appends_input_and_records_history<S: ThreadStore + RunStore>(store: &S) {
     thread(store, "acme", "t1").await;
     let (r1, lease) = begin(store, run_on("acme", "r1", "t1", "hello"), "w", LONG).await;
     assert_eq!(r1.history_len, 0, "the first run reads no history");
@@ -315,7 +315,7 @@ pub async fn new_run_appends_input_and_records_history<S: ThreadStore>(store: &S
 
 /// One unfinished run per thread: a second one, and deleting the thread, are refused with
 /// `ThreadBusy` until it finishes (released or not).
-pub async fn thread_busy<S: ThreadStore>(store: &S) {
+pub async fn thread_busy<S: ThreadStore + RunStore>(store: &S) {
     thread(store, "acme", "t1").await;
     let (_, lease) = begin(store, run_on("acme", "r1", "t1", "one"), "w", LONG).await;
     let busy = |r: Result<(), StoreError>, what: &str| match r {
@@ -382,7 +382,7 @@ pub async fn thread_busy<S: ThreadStore>(store: &S) {
 }
 
 /// Deleting a thread deletes its messages, its runs and their journals, and no other's.
-pub async fn delete_thread_removes_messages_runs_and_steps<S: ThreadStore>(store: &S) {
+pub async fn delete_thread_removes_messages_runs_and_steps<S: ThreadStore + RunStore>(store: &S) {
     thread(store, "acme", "t1").await;
     thread(store, "acme", "t2").await;
     for (run_id, thread_id) in [("r1", "t1"), ("r2", "t2")] {
@@ -424,7 +424,7 @@ pub async fn delete_thread_removes_messages_runs_and_steps<S: ThreadStore>(store
 }
 
 /// `messages` with a limit reads the first messages only.
-pub async fn messages_limit<S: ThreadStore>(store: &S) {
+pub async fn messages_limit<S: ThreadStore + RunStore>(store: &S) {
     thread(store, "acme", "t1").await;
     let (_, lease) = begin(store, run_on("acme", "r1", "t1", "m0"), "w", LONG).await;
     let more: Vec<_> = (1..5)

@@ -1,20 +1,20 @@
 //! Checks of approval tickets: scoped by tenant and run, fenced by the lease, decided once, moved
 //! on by compare-and-swap, deleted with their thread.
 use agboss_core::store::{
-    Lease, NewRun, RunEnd, StoreError, ThreadStore, Ticket, TicketDecision, TicketState,
+    Lease, NewRun, RunEnd, RunStore, Store, StoreError, Ticket, TicketDecision, TicketState,
+    TicketStore,
 };
-use futures::future::join_all;
 
 use super::{EXPIRED, LONG, assert_lease_lost, begin, run_on, thread, why};
 
 /// When the tickets of these checks are created, when they expire, and a time in between (the
 /// checks pass `now_ms` to `decide_ticket` themselves).
-const CREATED: i64 = 1_000;
-const EXPIRES: i64 = 10_000;
-const BEFORE_EXPIRY: i64 = 5_000;
+pub(super) const CREATED: i64 = 1_000;
+pub(super) const EXPIRES: i64 = 10_000;
+pub(super) const BEFORE_EXPIRY: i64 = 5_000;
 
 /// A pending ticket `id`, created at [`CREATED`], expiring at [`EXPIRES`].
-fn pending(id: &str) -> Ticket {
+pub(super) fn pending(id: &str) -> Ticket {
     let mut ticket = Ticket::pending(id, "refund", format!(r#"{{"order":"{id}"}}"#));
     ticket.step_key = format!("tool:0:{id}");
     ticket.call_id = format!("call-{id}");
@@ -26,18 +26,18 @@ fn pending(id: &str) -> Ticket {
 }
 
 /// `ticket` as the store keeps it when `lease` creates it.
-fn stored(ticket: &Ticket, lease: &Lease) -> Ticket {
+pub(super) fn stored(ticket: &Ticket, lease: &Lease) -> Ticket {
     let mut ticket = ticket.clone();
     ticket.tenant = lease.tenant.clone();
     ticket.run_id = lease.run_id.clone();
     ticket
 }
 
-fn approved(by: &str) -> TicketDecision {
+pub(super) fn approved(by: &str) -> TicketDecision {
     TicketDecision::Approved { by: by.into() }
 }
 
-async fn create<S: ThreadStore>(store: &S, lease: &Lease, ticket: &Ticket) {
+pub(super) async fn create<S: RunStore + TicketStore>(store: &S, lease: &Lease, ticket: &Ticket) {
     store
         .create_ticket(lease, ticket)
         .await
@@ -51,14 +51,18 @@ async fn create<S: ThreadStore>(store: &S, lease: &Lease, ticket: &Ticket) {
         });
 }
 
-async fn get<S: ThreadStore>(store: &S, tenant: &str, id: &str) -> Ticket {
+pub(super) async fn get<S: RunStore + TicketStore>(store: &S, tenant: &str, id: &str) -> Ticket {
     store
         .ticket(tenant, id)
         .await
         .unwrap_or_else(|e| panic!("ticket {tenant}/{id}: {}", why(&e)))
 }
 
-async fn ids<S: ThreadStore>(store: &S, tenant: &str, run_id: &str) -> Vec<String> {
+pub(super) async fn ids<S: RunStore + TicketStore>(
+    store: &S,
+    tenant: &str,
+    run_id: &str,
+) -> Vec<String> {
     store
         .run_tickets(tenant, run_id)
         .await
@@ -68,7 +72,7 @@ async fn ids<S: ThreadStore>(store: &S, tenant: &str, run_id: &str) -> Vec<Strin
         .collect()
 }
 
-async fn advance<S: ThreadStore>(
+pub(super) async fn advance<S: RunStore + TicketStore>(
     store: &S,
     lease: &Lease,
     id: &str,
@@ -87,7 +91,11 @@ async fn advance<S: ThreadStore>(
 }
 
 #[track_caller]
-fn assert_not_found<T: std::fmt::Debug>(what: &str, result: Result<T, StoreError>, id: &str) {
+pub(super) fn assert_not_found<T: std::fmt::Debug>(
+    what: &str,
+    result: Result<T, StoreError>,
+    id: &str,
+) {
     match result {
         Err(StoreError::TicketNotFound { ticket_id }) => assert_eq!(ticket_id, id, "{what}"),
         other => panic!("{what}: expected TicketNotFound, got {other:?}"),
@@ -95,7 +103,7 @@ fn assert_not_found<T: std::fmt::Debug>(what: &str, result: Result<T, StoreError
 }
 
 #[track_caller]
-fn assert_state<T: std::fmt::Debug>(
+pub(super) fn assert_state<T: std::fmt::Debug>(
     what: &str,
     result: Result<T, StoreError>,
     expected: TicketState,
@@ -115,7 +123,7 @@ fn assert_state<T: std::fmt::Debug>(
 
 /// A ticket reads back as created, with the lease's tenant and run (whatever the ticket said);
 /// a decision given at creation reads back too.
-pub async fn tickets_round_trip_with_the_leases_tenant_and_run<S: ThreadStore>(store: &S) {
+pub async fn tickets_round_trip_with_the_leases_tenant_and_run<S: Store>(store: &S) {
     thread(store, "acme", "t1").await;
     let (_, lease) = begin(store, run_on("acme", "r1", "t1", "hi"), "w", LONG).await;
     let mut k1 = pending("k1");
@@ -153,7 +161,7 @@ pub async fn tickets_round_trip_with_the_leases_tenant_and_run<S: ThreadStore>(s
 
 /// `run_tickets` lists one run's tickets of one tenant, in creation order (not id order); ticket
 /// ids are unique per tenant only.
-pub async fn run_tickets_oldest_first_per_tenant_and_run<S: ThreadStore>(store: &S) {
+pub async fn run_tickets_oldest_first_per_tenant_and_run<S: RunStore + TicketStore>(store: &S) {
     let (_, r1) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     let (_, r2) = begin(store, NewRun::new("acme", "r2", "agent", "x"), "w", LONG).await;
     let (_, g1) = begin(store, NewRun::new("globex", "r1", "agent", "x"), "w", LONG).await;
@@ -172,7 +180,7 @@ pub async fn run_tickets_oldest_first_per_tenant_and_run<S: ThreadStore>(store: 
 
 /// Another tenant's ticket (or one of another run, for a leased write) is not found, by every
 /// operation, and stays untouched.
-pub async fn foreign_ticket_not_found<S: ThreadStore>(store: &S) {
+pub async fn foreign_ticket_not_found<S: RunStore + TicketStore>(store: &S) {
     let (_, acme) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     let (_, globex) = begin(store, NewRun::new("globex", "r1", "agent", "x"), "w", LONG).await;
     let (_, other_run) = begin(store, NewRun::new("acme", "r2", "agent", "x"), "w", LONG).await;
@@ -207,7 +215,7 @@ pub async fn foreign_ticket_not_found<S: ThreadStore>(store: &S) {
 
 /// A ticket write with a stale lease (taken over, another worker's, a finished run) is refused
 /// with `LeaseLost` and writes nothing; the checks of the lease come before the duplicate check.
-pub async fn stale_lease_creates_or_advances_nothing<S: ThreadStore>(store: &S) {
+pub async fn stale_lease_creates_or_advances_nothing<S: RunStore + TicketStore>(store: &S) {
     let (_, a) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "a", EXPIRED).await;
     let (_, b) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "b", LONG).await;
     assert_lease_lost("create", store.create_ticket(&a, &pending("k1")).await, &a);
@@ -250,7 +258,7 @@ pub async fn stale_lease_creates_or_advances_nothing<S: ThreadStore>(store: &S) 
 
 /// A ticket id already used by the tenant (on any of its runs) is refused with `TicketExists`,
 /// and the first ticket is unchanged; another tenant may use it.
-pub async fn duplicate_ticket_refused<S: ThreadStore>(store: &S) {
+pub async fn duplicate_ticket_refused<S: RunStore + TicketStore>(store: &S) {
     let (_, r1) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     let (_, r2) = begin(store, NewRun::new("acme", "r2", "agent", "x"), "w", LONG).await;
     let (_, g1) = begin(store, NewRun::new("globex", "r1", "agent", "x"), "w", LONG).await;
@@ -272,7 +280,7 @@ pub async fn duplicate_ticket_refused<S: ThreadStore>(store: &S) {
 
 /// `decide_ticket` moves a pending ticket to `Decided` with the decision, once: a second
 /// decision is refused with `TicketState` and changes nothing.
-pub async fn ticket_decided_once<S: ThreadStore>(store: &S) {
+pub async fn ticket_decided_once<S: RunStore + TicketStore>(store: &S) {
     let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     create(store, &lease, &pending("k1")).await;
     let decided = store
@@ -327,7 +335,7 @@ pub async fn ticket_decided_once<S: ThreadStore>(store: &S) {
 
 /// A ticket cannot be decided once `now_ms` reaches its expiry (`TicketExpired`, nothing
 /// changes); the instant before, it can.
-pub async fn expired_ticket_cannot_be_decided<S: ThreadStore>(store: &S) {
+pub async fn expired_ticket_cannot_be_decided<S: RunStore + TicketStore>(store: &S) {
     let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
     let now = agboss_core::store::types::now_ms();
     let mut past = pending("k1");
@@ -357,269 +365,4 @@ pub async fn expired_ticket_cannot_be_decided<S: ThreadStore>(store: &S) {
         .await
         .unwrap_or_else(|e| panic!("decide just before expiry: {}", why(&e)));
     assert_eq!(decided.state, TicketState::Decided);
-}
-
-/// `advance_ticket` moves a ticket of the lease's run from one state to the next by
-/// compare-and-swap: `Pending → Decided → Executing → Completed`; from a state it is not in,
-/// refused with `TicketState` and nothing changes. A decision survives the moves.
-pub async fn advance_is_a_compare_and_swap<S: ThreadStore>(store: &S) {
-    use TicketState::{Completed, Decided, Executing, Pending};
-    let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
-    create(store, &lease, &pending("k1")).await;
-    for (from, to) in [
-        (Pending, Decided),
-        (Decided, Executing),
-        (Executing, Completed),
-    ] {
-        advance(store, &lease, "k1", from, to).await;
-        assert_eq!(get(store, "acme", "k1").await.state, to);
-    }
-    assert_state(
-        "advance from a state it left",
-        store.advance_ticket(&lease, "k1", Decided, Executing).await,
-        Decided,
-        Completed,
-    );
-    assert_eq!(get(store, "acme", "k1").await.state, Completed);
-
-    create(store, &lease, &pending("k2")).await;
-    assert_state(
-        "advance a pending ticket as if decided",
-        store.advance_ticket(&lease, "k2", Decided, Executing).await,
-        Decided,
-        Pending,
-    );
-    store
-        .decide_ticket("acme", "k2", &approved("alice"), BEFORE_EXPIRY)
-        .await
-        .unwrap_or_else(|e| panic!("decide: {}", why(&e)));
-    let executing = advance(store, &lease, "k2", Decided, Executing).await;
-    assert_eq!(executing.decision, Some(approved("alice")));
-    let completed = advance(store, &lease, "k2", Executing, Completed).await;
-    assert_eq!(get(store, "acme", "k2").await, completed);
-}
-
-/// Tickets move forward only and are created pending: a backward or skipping move, or a
-/// ticket created already decided, is refused and changes nothing.
-pub async fn tickets_move_forward_only<S: ThreadStore>(store: &S) {
-    use TicketState::{Completed, Decided, Executing, Pending};
-    let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
-    create(store, &lease, &pending("k1")).await;
-    for (from, to) in [
-        (Pending, Executing),
-        (Pending, Completed),
-        (Pending, Pending),
-    ] {
-        let refused = store.advance_ticket(&lease, "k1", from, to).await;
-        assert!(
-            matches!(refused, Err(StoreError::TicketTransition { .. })),
-            "{from:?} -> {to:?} must be refused, got {refused:?}"
-        );
-    }
-    assert_eq!(get(store, "acme", "k1").await.state, Pending);
-    advance(store, &lease, "k1", Pending, Decided).await;
-    advance(store, &lease, "k1", Decided, Executing).await;
-    advance(store, &lease, "k1", Executing, Completed).await;
-    let back = store.advance_ticket(&lease, "k1", Completed, Pending).await;
-    assert!(
-        matches!(back, Err(StoreError::TicketTransition { .. })),
-        "{back:?}"
-    );
-    assert_eq!(get(store, "acme", "k1").await.state, Completed);
-
-    let mut decided = pending("k2");
-    decided.state = Decided;
-    decided.decision = Some(approved("mallory"));
-    let forged = store.create_ticket(&lease, &decided).await;
-    assert!(
-        matches!(forged, Err(StoreError::TicketTransition { .. })),
-        "{forged:?}"
-    );
-    assert!(matches!(
-        store.ticket("acme", "k2").await,
-        Err(StoreError::TicketNotFound { .. })
-    ));
-}
-
-/// A superseded ticket cannot be decided, nor advanced as pending.
-pub async fn superseded_ticket_cannot_be_decided<S: ThreadStore>(store: &S) {
-    use TicketState::{Decided, Pending, Superseded};
-    let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
-    create(store, &lease, &pending("k1")).await;
-    advance(store, &lease, "k1", Pending, Superseded).await;
-    assert_state(
-        "decide",
-        store
-            .decide_ticket("acme", "k1", &approved("alice"), BEFORE_EXPIRY)
-            .await,
-        Pending,
-        Superseded,
-    );
-    assert_state(
-        "advance",
-        store.advance_ticket(&lease, "k1", Pending, Decided).await,
-        Pending,
-        Superseded,
-    );
-    let ticket = get(store, "acme", "k1").await;
-    assert_eq!((ticket.state, ticket.decision), (Superseded, None));
-}
-
-/// How many callers race in the concurrency checks, and how many rounds they race.
-const RACERS: usize = 20;
-const ROUNDS: usize = 5;
-
-/// Reads ticket `id` [`RACERS`] times at once, so that a pooled backend has a connection open for
-/// each racer and the race starts on all of them together.
-async fn warm_up<S: ThreadStore>(store: &S, id: &str) {
-    for r in join_all((0..RACERS).map(|_| store.ticket("acme", id))).await {
-        r.unwrap_or_else(|e| panic!("read {id}: {}", why(&e)));
-    }
-}
-
-/// Twenty decisions of one ticket at once (five times over): exactly one wins, the others are
-/// refused with `TicketState`, and the winner's decision is the one stored.
-pub async fn concurrent_decides_have_one_winner<S: ThreadStore>(store: &S) {
-    let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
-    let decisions: Vec<_> = (0..RACERS)
-        .map(|i| approved(&format!("approver-{i}")))
-        .collect();
-    for round in 0..ROUNDS {
-        let id = format!("k{round}");
-        create(store, &lease, &pending(&id)).await;
-        warm_up(store, &id).await;
-        let results = join_all(
-            decisions
-                .iter()
-                .map(|d| store.decide_ticket("acme", &id, d, BEFORE_EXPIRY)),
-        )
-        .await;
-        let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
-        assert_eq!(
-            winners.len(),
-            1,
-            "round {round}: one decision wins: {results:?}"
-        );
-        for r in &results {
-            assert!(
-                matches!(
-                    r,
-                    Ok(_)
-                        | Err(StoreError::TicketState {
-                            expected: TicketState::Pending,
-                            found: TicketState::Decided,
-                            ..
-                        })
-                ),
-                "round {round}: the others find it decided: {r:?}"
-            );
-        }
-        assert_eq!(get(store, "acme", &id).await, *winners[0]);
-    }
-}
-
-/// Twenty resumes taking one decided ticket to `Executing` at once (five times over): exactly
-/// one wins, the others are refused with `TicketState`.
-pub async fn concurrent_advances_have_one_winner<S: ThreadStore>(store: &S) {
-    use TicketState::{Decided, Executing};
-    let (_, lease) = begin(store, NewRun::new("acme", "r1", "agent", "x"), "w", LONG).await;
-    for round in 0..ROUNDS {
-        let id = format!("k{round}");
-        create(store, &lease, &pending(&id)).await;
-        store
-            .decide_ticket("acme", &id, &approved("alice"), BEFORE_EXPIRY)
-            .await
-            .unwrap_or_else(|e| panic!("decide: {}", why(&e)));
-        warm_up(store, &id).await;
-        let results =
-            join_all((0..RACERS).map(|_| store.advance_ticket(&lease, &id, Decided, Executing)))
-                .await;
-        assert_eq!(
-            results.iter().filter(|r| r.is_ok()).count(),
-            1,
-            "round {round}: one resume consumes the decision: {results:?}"
-        );
-        for r in &results {
-            assert!(
-                matches!(
-                    r,
-                    Ok(_)
-                        | Err(StoreError::TicketState {
-                            expected: Decided,
-                            found: Executing,
-                            ..
-                        })
-                ),
-                "round {round}: the others find it executing: {r:?}"
-            );
-        }
-        assert_eq!(get(store, "acme", &id).await.state, Executing);
-    }
-}
-
-/// Deleting a thread deletes its runs' tickets (their ids are free again), and no other
-/// tickets; a busy thread's are kept.
-pub async fn delete_thread_removes_tickets<S: ThreadStore>(store: &S) {
-    thread(store, "acme", "t1").await;
-    thread(store, "acme", "t2").await;
-    let (_, r1) = begin(store, run_on("acme", "r1", "t1", "hi"), "w", LONG).await;
-    let (_, r2) = begin(store, run_on("acme", "r2", "t2", "hi"), "w", LONG).await;
-    let (_, r3) = begin(store, NewRun::new("acme", "r3", "agent", "x"), "w", LONG).await;
-    let on = |id: &str, thread_id: &str| {
-        let mut t = pending(id);
-        t.thread_id = Some(thread_id.into());
-        t
-    };
-    create(store, &r1, &on("k1", "t1")).await;
-    create(store, &r1, &on("k2", "t1")).await;
-    create(store, &r2, &on("k3", "t2")).await;
-    create(store, &r3, &pending("k4")).await;
-    let end = RunEnd::Completed { output: "x".into() };
-    store.finish_run(&r1, &end).await.expect("finish r1");
-    assert!(matches!(
-        store.delete_thread("acme", "t2").await,
-        Err(StoreError::ThreadBusy { .. })
-    ));
-    store
-        .delete_thread("acme", "t1")
-        .await
-        .unwrap_or_else(|e| panic!("delete t1: {}", why(&e)));
-    assert_not_found("k1", store.ticket("acme", "k1").await, "k1");
-    assert_not_found("k2", store.ticket("acme", "k2").await, "k2");
-    assert!(ids(store, "acme", "r1").await.is_empty());
-    assert_eq!(ids(store, "acme", "r2").await, ["k3"]);
-    assert_eq!(ids(store, "acme", "r3").await, ["k4"]);
-    // The ids are free again: a new run of that id on a new thread of that id reuses them.
-    thread(store, "acme", "t1").await;
-    let (_, again) = begin(store, run_on("acme", "r1", "t1", "again"), "w", LONG).await;
-    create(store, &again, &on("k1", "t1")).await;
-    assert_eq!(ids(store, "acme", "r1").await, ["k1"]);
-}
-
-/// A ticket's thread is its run's, whatever the ticket said: so deleting the thread deletes it.
-pub async fn ticket_thread_is_the_runs<S: ThreadStore>(store: &S) {
-    thread(store, "acme", "t1").await;
-    let (_, on_thread) = begin(store, run_on("acme", "r1", "t1", "hi"), "w", LONG).await;
-    let (_, loose) = begin(store, NewRun::new("acme", "r2", "agent", "x"), "w", LONG).await;
-    create(store, &on_thread, &pending("k1")).await;
-    let mut elsewhere = pending("k2");
-    elsewhere.thread_id = Some("t1".into());
-    create(store, &loose, &elsewhere).await;
-    assert_eq!(
-        get(store, "acme", "k1").await.thread_id.as_deref(),
-        Some("t1")
-    );
-    assert_eq!(get(store, "acme", "k2").await.thread_id, None);
-    let end = RunEnd::Completed { output: "x".into() };
-    store.finish_run(&on_thread, &end).await.expect("finish");
-    store
-        .delete_thread("acme", "t1")
-        .await
-        .unwrap_or_else(|e| panic!("delete t1: {}", why(&e)));
-    assert_not_found("k1", store.ticket("acme", "k1").await, "k1");
-    assert_eq!(
-        ids(store, "acme", "r2").await,
-        ["k2"],
-        "another run's ticket is kept"
-    );
 }

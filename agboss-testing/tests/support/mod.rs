@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use agboss_core::store::{
-    Lease, NewRun, PostgresStore, SqliteStore, StoreError, ThreadStore, Ticket, TicketDecision,
-    TicketState,
+    Lease, NewRun, PostgresStore, RunStore, SqliteStore, StoreError, Ticket, TicketDecision,
+    TicketState, TicketStore,
 };
 
 /// The variable naming the PostgreSQL server of the tests.
@@ -87,7 +87,7 @@ pub fn ticket(id: &str) -> Ticket {
 }
 
 /// A run `acme/r1` with the pending tickets `k1` and `k2`; its lease.
-pub async fn two_tickets<S: ThreadStore>(store: &S) -> Lease {
+pub async fn two_tickets<S: RunStore + TicketStore>(store: &S) -> Lease {
     let (_, lease) = store
         .begin_run(
             NewRun::new("acme", "r1", "agent", "x"),
@@ -108,7 +108,7 @@ pub async fn two_tickets<S: ThreadStore>(store: &S) -> Lease {
 /// With `k1`'s state an unknown name and `k2`'s decision unreadable (as the caller stored
 /// them): every ticket operation that reads them is refused with `Corrupt` naming what is
 /// wrong, and none panics. (The caller checks the rows are unchanged.)
-pub async fn assert_corrupt_tickets_refused<S: ThreadStore>(store: &S, lease: &Lease) {
+pub async fn assert_corrupt_tickets_refused<S: TicketStore>(store: &S, lease: &Lease) {
     #[track_caller]
     fn corrupt<T: std::fmt::Debug>(what: &str, expected: &str, result: Result<T, StoreError>) {
         match result {

@@ -1,32 +1,16 @@
-//! [`SqliteStore`]: the embedded backend, one SQLite file in WAL mode (feature `sqlite`).
+//! [`SqliteStore`]: the embedded backend, one SQLite file in WAL mode (feature `sqlite`): the
+//! SQLite [`Dialect`] of the one SQL store, and how a file is opened and migrated.
 use std::path::Path;
+use std::sync::LazyLock;
 use std::time::Duration;
 
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-};
-use sqlx::{Row, Sqlite, Transaction};
-use tokio::sync::{Mutex, MutexGuard};
+use sqlx::Sqlite;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
-use super::StoreError;
-use super::sql::{RunRow, ThreadRow, backend, schema_error};
-
-/// The fence of every leased write: the run is still running and leased to this token and worker.
-macro_rules! fenced {
-    () => {
-        " WHERE tenant = $1 AND run_id = $2 AND status = 'running' AND lease_token = $3 \
-         AND lease_worker = $4"
-    };
-}
-
-mod ops;
-mod tickets;
-
-/// The schema migrations of `migrations/sqlite`.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
-
-/// How long a statement waits for another connection's (or process's) write lock.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+use super::error::StoreError;
+use super::sql::SqlStore;
+use super::sql::db::{backend, schema_error};
+use super::sql::dialect::{Dialect, Queries};
 
 /// Threads, runs and journals in one SQLite file: the durable default of a single host.
 ///
@@ -38,7 +22,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// [`StoreError::Schema`].
 ///
 /// ```
-/// use agboss_core::store::{NewRun, NewThread, SqliteStore, ThreadStore, DEFAULT_LEASE_TTL};
+/// use agboss_core::store::{
+///     NewRun, NewThread, RunStore, SqliteStore, ThreadStore, DEFAULT_LEASE_TTL,
+/// };
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), agboss_core::store::StoreError> {
 /// let dir = std::env::temp_dir().join(format!("agboss-doc-{}", std::process::id()));
@@ -57,21 +43,32 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug)]
-pub struct SqliteStore {
-    pool: SqlitePool,
-    /// Writers of this process queue here rather than in SQLite's busy handler.
-    write: Mutex<()>,
+pub type SqliteStore = SqlStore<Sqlite>;
+
+/// The schema migrations of `migrations/sqlite`.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+
+/// How long a statement waits for another connection's (or process's) write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// SQLite: one write lock for the whole file, taken by `BEGIN IMMEDIATE` (so no row locks), the
+/// writers of a process queued before it, and `ord` numbered by the insert.
+impl Dialect for Sqlite {
+    // The clock in whole ms (julianday's 'now' has ms precision; rounding undoes the float).
+    const NOW: &'static str = "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)";
+    const LEAST: &'static str = "MIN";
+    const FOR_UPDATE: &'static str = "";
+    const FOR_SHARE: &'static str = "";
+    const BEGIN_WRITE: Option<&'static str> = Some("BEGIN IMMEDIATE");
+    const WRITERS_TAKE_TURNS: bool = true;
+    const NUMBERS_ORD: bool = true;
+    fn queries() -> &'static Queries {
+        static QUERIES: LazyLock<Queries> = LazyLock::new(Queries::build::<Sqlite>);
+        &QUERIES
+    }
 }
 
-/// A write transaction: the process's write turn and SQLite's write lock. Dropped without
-/// commit, it rolls back.
-struct Write<'a> {
-    tx: Transaction<'static, Sqlite>,
-    _turn: MutexGuard<'a, ()>,
-}
-
-impl SqliteStore {
+impl SqlStore<Sqlite> {
     /// Opens (creating it if missing) the database file at `path` and migrates it.
     ///
     /// A file that cannot be opened or created is a [`StoreError::Backend`]; a database this
@@ -119,57 +116,6 @@ impl SqliteStore {
             pool.close().await;
             return Err(schema_error(e));
         }
-        Ok(Self {
-            pool,
-            write: Mutex::new(()),
-        })
+        Ok(Self::on_pool(pool))
     }
-
-    /// The connection pool (to inspect the database, or share it).
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
-    }
-
-    /// Closes the pool, waiting for connections in use to be returned.
-    pub async fn close(&self) {
-        self.pool.close().await;
-    }
-
-    async fn write(&self, op: &'static str) -> Result<Write<'_>, StoreError> {
-        let turn = self.write.lock().await;
-        let tx = self
-            .pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(backend(op))?;
-        Ok(Write { tx, _turn: turn })
-    }
-}
-
-fn run_row(row: &SqliteRow) -> Result<RunRow, sqlx::Error> {
-    Ok(RunRow {
-        tenant: row.try_get(0)?,
-        run_id: row.try_get(1)?,
-        thread_id: row.try_get(2)?,
-        target: row.try_get(3)?,
-        input: row.try_get(4)?,
-        status: row.try_get(5)?,
-        history_len: row.try_get(6)?,
-        output: row.try_get(7)?,
-        error: row.try_get(8)?,
-        steps: row.try_get(9)?,
-        lease_worker: row.try_get(10)?,
-        lease_expires_at_ms: row.try_get(11)?,
-        lease_token: row.try_get(12)?,
-    })
-}
-
-fn thread_row(row: &SqliteRow) -> Result<ThreadRow, sqlx::Error> {
-    Ok(ThreadRow {
-        tenant: row.try_get(0)?,
-        id: row.try_get(1)?,
-        title: row.try_get(2)?,
-        message_count: row.try_get(3)?,
-        created_at_ms: row.try_get(4)?,
-    })
 }

@@ -1,50 +1,37 @@
-//! [`PostgresStore`]: the shared backend for workers in several processes (feature `postgres`).
-use std::sync::Arc;
+//! [`PostgresStore`]: the shared backend for workers in several processes (feature `postgres`):
+//! the PostgreSQL [`Dialect`] of the one SQL store, and how it connects and migrates.
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
-use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection, Row};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection, Postgres};
 
-use super::StoreError;
-use super::sql::{RunRow, ThreadRow, backend, schema_error};
-
-/// The server's clock, ms since the epoch.
-macro_rules! db_now {
-    () => {
-        "(floor(extract(epoch FROM clock_timestamp()) * 1000))::bigint"
-    };
-}
-/// The server's clock plus the ttl (ms) in parameter `$p`, saturating.
-macro_rules! expiry {
-    ($p:literal) => {
-        concat!(
-            "(LEAST(",
-            db_now!(),
-            ", 9223372036854775807 - ",
-            $p,
-            ") + ",
-            $p,
-            ")"
-        )
-    };
-}
-/// The fence of every leased write: the run is still running and leased to this token and worker.
-macro_rules! fenced {
-    () => {
-        " WHERE tenant = $1 AND run_id = $2 AND status = 'running' AND lease_token = $3 \
-         AND lease_worker = $4"
-    };
-}
-
-mod begin;
-mod ops;
-mod tickets;
+use super::error::StoreError;
+use super::sql::SqlStore;
+use super::sql::db::{backend, schema_error};
+use super::sql::dialect::{Dialect, Queries};
 
 /// The schema migrations of `migrations/postgres`.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// How long `connect` waits for a connection (a server that is down fails after this).
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// PostgreSQL: the server's clock, row locks (`FOR UPDATE` on what a write changes, `FOR SHARE`
+/// on the run a ticket write is fenced by), concurrent writers, `ord` an identity column.
+impl Dialect for Postgres {
+    const NOW: &'static str = "(floor(extract(epoch FROM clock_timestamp()) * 1000))::bigint";
+    const LEAST: &'static str = "LEAST";
+    const FOR_UPDATE: &'static str = " FOR UPDATE";
+    const FOR_SHARE: &'static str = " FOR SHARE";
+    const BEGIN_WRITE: Option<&'static str> = None;
+    const WRITERS_TAKE_TURNS: bool = false;
+    const NUMBERS_ORD: bool = false;
+    fn queries() -> &'static Queries {
+        static QUERIES: LazyLock<Queries> = LazyLock::new(Queries::build::<Postgres>);
+        &QUERIES
+    }
+}
 
 /// Threads, runs and journals in PostgreSQL, shared by every worker that connects.
 ///
@@ -68,12 +55,9 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone)]
-pub struct PostgresStore {
-    pool: PgPool,
-}
+pub type PostgresStore = SqlStore<Postgres>;
 
-impl PostgresStore {
+impl SqlStore<Postgres> {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`) and
     /// migrates it. A server that cannot be reached is a [`StoreError::Backend`] (after 10 s).
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
@@ -134,7 +118,7 @@ impl PostgresStore {
     pub async fn from_pool(pool: PgPool) -> Result<Self, StoreError> {
         let mut conn = pool.acquire().await.map_err(backend("migrate"))?;
         match MIGRATOR.run(&mut *conn).await {
-            Ok(()) => Ok(Self { pool }),
+            Ok(()) => Ok(Self::on_pool(pool)),
             Err(e) => {
                 // A failed run may keep the migration lock of its session: close the session.
                 conn.close().await.ok();
@@ -142,16 +126,6 @@ impl PostgresStore {
                 Err(schema_error(e))
             }
         }
-    }
-
-    /// The connection pool (to inspect the database, or share it).
-    pub fn pool(&self) -> &PgPool {
-        &self.pool
-    }
-
-    /// Closes the pool, waiting for connections in use to be returned.
-    pub async fn close(&self) {
-        self.pool.close().await;
     }
 }
 
@@ -162,34 +136,6 @@ fn valid_schema_name(name: &str) -> bool {
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-fn run_row(row: &PgRow) -> Result<RunRow, sqlx::Error> {
-    Ok(RunRow {
-        tenant: row.try_get(0)?,
-        run_id: row.try_get(1)?,
-        thread_id: row.try_get(2)?,
-        target: row.try_get(3)?,
-        input: row.try_get(4)?,
-        status: row.try_get(5)?,
-        history_len: row.try_get(6)?,
-        output: row.try_get(7)?,
-        error: row.try_get(8)?,
-        steps: row.try_get(9)?,
-        lease_worker: row.try_get(10)?,
-        lease_expires_at_ms: row.try_get(11)?,
-        lease_token: row.try_get(12)?,
-    })
-}
-
-fn thread_row(row: &PgRow) -> Result<ThreadRow, sqlx::Error> {
-    Ok(ThreadRow {
-        tenant: row.try_get(0)?,
-        id: row.try_get(1)?,
-        title: row.try_get(2)?,
-        message_count: row.try_get(3)?,
-        created_at_ms: row.try_get(4)?,
-    })
 }
 
 #[cfg(test)]

@@ -3,18 +3,23 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::types::{now_ms, random_id};
-use super::{
-    JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, RunStatus, StepEntry, StoreError,
-    ThreadInfo, ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketState,
+use super::checks::{lease_lost, lease_of, run_not_found, thread_not_found};
+use super::error::StoreError;
+use super::ticket::Ticket;
+use super::traits::{RunStore, ThreadStore};
+use super::types::{
+    JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, RunStatus, StepEntry, ThreadInfo,
+    ThreadMessage, now_ms, random_id,
 };
 use crate::model::Message;
+
+mod tickets;
 
 /// Threads, runs and journals in memory, with the same semantics as the SQL backends (leases,
 /// fencing, tenant scoping). Lost when the process ends.
 ///
 /// ```
-/// use agboss_core::store::{MemoryStore, NewRun, ThreadStore, DEFAULT_LEASE_TTL};
+/// use agboss_core::store::{MemoryStore, NewRun, RunStore, DEFAULT_LEASE_TTL};
 /// # futures::executor::block_on(async {
 /// let store = MemoryStore::new();
 /// let (run, lease) = store
@@ -85,10 +90,7 @@ impl Thread {
 impl State {
     /// The run `lease` names, if the lease is still its own.
     fn leased(&mut self, lease: &Lease) -> Result<&mut Run, StoreError> {
-        let lost = || StoreError::LeaseLost {
-            run_id: lease.run_id.clone(),
-            token: lease.token,
-        };
+        let lost = || lease_lost(lease);
         let run = self
             .runs
             .get_mut(&key(&lease.tenant, &lease.run_id))
@@ -141,9 +143,7 @@ impl ThreadStore for MemoryStore {
             .threads
             .get(&key(tenant, thread_id))
             .map(|t| t.info(tenant, thread_id))
-            .ok_or_else(|| StoreError::ThreadNotFound {
-                thread_id: thread_id.to_string(),
-            })
+            .ok_or_else(|| thread_not_found(thread_id))
     }
 
     async fn list_threads(&self, tenant: &str) -> Result<Vec<ThreadInfo>, StoreError> {
@@ -162,9 +162,7 @@ impl ThreadStore for MemoryStore {
         let mut state = self.state();
         let k = key(tenant, thread_id);
         if !state.threads.contains_key(&k) {
-            return Err(StoreError::ThreadNotFound {
-                thread_id: thread_id.to_string(),
-            });
+            return Err(thread_not_found(thread_id));
         }
         if let Some(run_id) = state.unfinished_run_of(tenant, thread_id) {
             return Err(StoreError::ThreadBusy {
@@ -189,11 +187,10 @@ impl ThreadStore for MemoryStore {
         limit: Option<u64>,
     ) -> Result<Vec<ThreadMessage>, StoreError> {
         let state = self.state();
-        let thread = state.threads.get(&key(tenant, thread_id)).ok_or_else(|| {
-            StoreError::ThreadNotFound {
-                thread_id: thread_id.to_string(),
-            }
-        })?;
+        let thread = state
+            .threads
+            .get(&key(tenant, thread_id))
+            .ok_or_else(|| thread_not_found(thread_id))?;
         let n = limit.map_or(thread.messages.len(), |l| {
             usize::try_from(l)
                 .unwrap_or(usize::MAX)
@@ -209,7 +206,9 @@ impl ThreadStore for MemoryStore {
             })
             .collect())
     }
+}
 
+impl RunStore for MemoryStore {
     async fn begin_run(
         &self,
         new: NewRun,
@@ -223,9 +222,7 @@ impl ThreadStore for MemoryStore {
         if let Some(thread_id) = &new.thread_id
             && !state.threads.contains_key(&key(&new.tenant, thread_id))
         {
-            return Err(StoreError::ThreadNotFound {
-                thread_id: thread_id.clone(),
-            });
+            return Err(thread_not_found(thread_id));
         }
         if let Some(run) = state.runs.get_mut(&k) {
             let r = &mut run.record;
@@ -298,9 +295,7 @@ impl ThreadStore for MemoryStore {
             .runs
             .get(&key(tenant, run_id))
             .map(|r| r.record.clone())
-            .ok_or_else(|| StoreError::RunNotFound {
-                run_id: run_id.to_string(),
-            })
+            .ok_or_else(|| run_not_found(run_id))
     }
 
     async fn resumable_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
@@ -321,9 +316,7 @@ impl ThreadStore for MemoryStore {
         let run = state
             .runs
             .get(&key(tenant, run_id))
-            .ok_or_else(|| StoreError::RunNotFound {
-                run_id: run_id.to_string(),
-            })?;
+            .ok_or_else(|| run_not_found(run_id))?;
         Ok(run
             .steps
             .iter()
@@ -391,120 +384,5 @@ impl ThreadStore for MemoryStore {
         run.record.lease_worker = None;
         run.record.lease_expires_at_ms = None;
         Ok(())
-    }
-
-    async fn create_ticket(&self, lease: &Lease, ticket: &Ticket) -> Result<(), StoreError> {
-        super::ticket::checks::new_ticket(ticket)?;
-        let mut state = self.state();
-        let thread_id = state.leased(lease)?.record.thread_id.clone();
-        let k = key(&lease.tenant, &ticket.id);
-        if state.tickets.contains_key(&k) {
-            return Err(StoreError::TicketExists {
-                ticket_id: ticket.id.clone(),
-            });
-        }
-        state.next_order += 1;
-        let mut ticket = ticket.clone();
-        ticket.tenant = lease.tenant.clone();
-        ticket.run_id = lease.run_id.clone();
-        ticket.thread_id = thread_id;
-        let order = state.next_order;
-        state.tickets.insert(k, (order, ticket));
-        Ok(())
-    }
-
-    async fn ticket(&self, tenant: &str, ticket_id: &str) -> Result<Ticket, StoreError> {
-        self.state()
-            .tickets
-            .get(&key(tenant, ticket_id))
-            .map(|(_, t)| t.clone())
-            .ok_or_else(|| StoreError::TicketNotFound {
-                ticket_id: ticket_id.to_string(),
-            })
-    }
-
-    async fn run_tickets(&self, tenant: &str, run_id: &str) -> Result<Vec<Ticket>, StoreError> {
-        let state = self.state();
-        let mut tickets: Vec<_> = state
-            .tickets
-            .values()
-            .filter(|(_, t)| t.tenant == tenant && t.run_id == run_id)
-            .cloned()
-            .collect();
-        tickets.sort_by_key(|(order, _)| *order);
-        Ok(tickets.into_iter().map(|(_, t)| t).collect())
-    }
-
-    async fn decide_ticket(
-        &self,
-        tenant: &str,
-        ticket_id: &str,
-        decision: &TicketDecision,
-        now_ms: i64,
-    ) -> Result<Ticket, StoreError> {
-        let mut state = self.state();
-        let (_, ticket) = state
-            .tickets
-            .get_mut(&key(tenant, ticket_id))
-            .ok_or_else(|| StoreError::TicketNotFound {
-                ticket_id: ticket_id.to_string(),
-            })?;
-        if ticket.state != TicketState::Pending {
-            return Err(StoreError::TicketState {
-                ticket_id: ticket_id.to_string(),
-                expected: TicketState::Pending,
-                found: ticket.state,
-            });
-        }
-        if now_ms >= ticket.expires_at_ms {
-            return Err(StoreError::TicketExpired {
-                ticket_id: ticket_id.to_string(),
-                expires_at_ms: ticket.expires_at_ms,
-            });
-        }
-        ticket.state = TicketState::Decided;
-        ticket.decision = Some(decision.clone());
-        Ok(ticket.clone())
-    }
-
-    async fn advance_ticket(
-        &self,
-        lease: &Lease,
-        ticket_id: &str,
-        from: TicketState,
-        to: TicketState,
-    ) -> Result<Ticket, StoreError> {
-        super::ticket::checks::advance(ticket_id, from, to)?;
-        let mut state = self.state();
-        state.leased(lease)?;
-        let not_found = || StoreError::TicketNotFound {
-            ticket_id: ticket_id.to_string(),
-        };
-        let (_, ticket) = state
-            .tickets
-            .get_mut(&key(&lease.tenant, ticket_id))
-            .ok_or_else(not_found)?;
-        if ticket.run_id != lease.run_id {
-            return Err(not_found());
-        }
-        if ticket.state != from {
-            return Err(StoreError::TicketState {
-                ticket_id: ticket_id.to_string(),
-                expected: from,
-                found: ticket.state,
-            });
-        }
-        ticket.state = to;
-        Ok(ticket.clone())
-    }
-}
-
-fn lease_of(r: &RunRecord, ttl: Duration) -> Lease {
-    Lease {
-        tenant: r.tenant.clone(),
-        run_id: r.run_id.clone(),
-        worker: r.lease_worker.clone().unwrap_or_default(),
-        token: r.lease_token,
-        ttl,
     }
 }

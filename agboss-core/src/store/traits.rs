@@ -1,0 +1,157 @@
+//! The store traits, each small enough to implement alone: [`ThreadStore`] (conversations),
+//! [`RunStore`] (runs, their journals and leases) and [`TicketStore`] (approval tickets), and
+//! [`Store`], all three, which an app holds behind [`SharedStore`].
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::error::StoreError;
+use super::forward::store_trait;
+use super::state::TicketState;
+use super::ticket::{Ticket, TicketDecision};
+use super::types::{
+    JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, StepEntry, ThreadInfo, ThreadMessage,
+};
+use crate::model::Message;
+
+store_trait! {
+    /// Conversation threads of each tenant and their messages (the messages themselves are
+    /// written by runs: [`RunStore::begin_run`] and [`RunStore::append`]). Checked by
+    /// `agboss_testing::store::thread_checks`.
+    pub trait ThreadStore, erased as ErasedThreads, 'a {
+        /// Creates a thread for `tenant` ([`StoreError::ThreadExists`] if the tenant has one of
+        /// that id).
+        fn create_thread(&self, tenant: &'a str, new: NewThread) -> Result<ThreadInfo, StoreError>;
+        /// One of `tenant`'s threads.
+        fn thread(&self, tenant: &'a str, thread_id: &'a str) -> Result<ThreadInfo, StoreError>;
+        /// `tenant`'s threads, oldest first.
+        fn list_threads(&self, tenant: &'a str) -> Result<Vec<ThreadInfo>, StoreError>;
+        /// Deletes a thread with its messages, runs, journals and tickets
+        /// ([`StoreError::ThreadBusy`] while one of its runs has not finished).
+        fn delete_thread(&self, tenant: &'a str, thread_id: &'a str) -> Result<(), StoreError>;
+        /// A thread's messages in order; with `limit`, only the first `limit`.
+        fn messages(
+            &self,
+            tenant: &'a str,
+            thread_id: &'a str,
+            limit: Option<u64>,
+        ) -> Result<Vec<ThreadMessage>, StoreError>;
+    }
+}
+
+store_trait! {
+    /// Runs, their journals and their leases: what a durable-execution engine implements.
+    /// Checked by `agboss_testing::store::run_checks`.
+    ///
+    /// A run on a thread reads and writes the thread's messages, so a backend of this trait
+    /// holds the messages of the threads its runs continue.
+    pub trait RunStore, erased as ErasedRuns, 'a {
+        /// Starts a run, or takes up an unfinished one of that id, and leases it to `worker`.
+        ///
+        /// A new run on a thread records how many messages the thread had (its history) and
+        /// appends its input as a user message; it is refused with [`StoreError::ThreadBusy`]
+        /// while another run of the thread has not finished. An existing run is refused when
+        /// finished ([`StoreError::RunFinished`]) or leased to another worker until later
+        /// ([`StoreError::LeaseHeld`]); otherwise the lease passes to `worker` with the next
+        /// fencing token.
+        fn begin_run(
+            &self,
+            run: NewRun,
+            worker: &'a str,
+            ttl: Duration,
+        ) -> Result<(RunRecord, Lease), StoreError>;
+        /// One of `tenant`'s runs.
+        fn run(&self, tenant: &'a str, run_id: &'a str) -> Result<RunRecord, StoreError>;
+        /// Unfinished runs whose lease expired or was released, across tenants, oldest first:
+        /// what a worker taking over crashed runs scans. At most `limit`.
+        fn resumable_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError>;
+        /// A run's journal in order.
+        fn steps(&self, tenant: &'a str, run_id: &'a str) -> Result<Vec<JournalStep>, StoreError>;
+        /// Appends one step, and `messages` to the run's thread, in one transaction, if `lease`
+        /// is still the run's ([`StoreError::LeaseLost`] otherwise, and nothing is written).
+        /// Extends the lease. Returns the step's position.
+        fn append(
+            &self,
+            lease: &'a Lease,
+            entry: &'a StepEntry,
+            messages: &'a [Message],
+        ) -> Result<u64, StoreError>;
+        /// Extends the lease by its ttl, if it is still the run's.
+        fn renew(&self, lease: &'a Lease) -> Result<(), StoreError>;
+        /// Records how the run ended and frees the lease, if it is still the run's.
+        fn finish_run(&self, lease: &'a Lease, end: &'a RunEnd) -> Result<(), StoreError>;
+        /// Frees the lease without finishing the run (it stays resumable), if it is still the
+        /// run's.
+        fn release(&self, lease: &'a Lease) -> Result<(), StoreError>;
+    }
+}
+
+store_trait! {
+    /// Approval tickets: a gated call waiting for a human decision, created under a run's
+    /// lease and moved on by compare-and-swap. Checked by
+    /// `agboss_testing::store::ticket_checks`.
+    pub trait TicketStore, erased as ErasedTickets, 'a {
+        /// Records a new ticket of the lease's run ([`StoreError::TicketExists`] for a
+        /// duplicate id), if `lease` is still the run's.
+        fn create_ticket(&self, lease: &'a Lease, ticket: &'a Ticket) -> Result<(), StoreError>;
+        /// One of `tenant`'s tickets ([`StoreError::TicketNotFound`] for another tenant's).
+        fn ticket(&self, tenant: &'a str, ticket_id: &'a str) -> Result<Ticket, StoreError>;
+        /// A run's tickets, oldest first.
+        fn run_tickets(&self, tenant: &'a str, run_id: &'a str) -> Result<Vec<Ticket>, StoreError>;
+        /// Decides a pending ticket, by compare-and-swap `Pending → Decided`: refused with
+        /// [`StoreError::TicketExpired`] once `now_ms` is past its expiry, with
+        /// [`StoreError::TicketState`] when it is not pending (so a ticket is decided once).
+        fn decide_ticket(
+            &self,
+            tenant: &'a str,
+            ticket_id: &'a str,
+            decision: &'a TicketDecision,
+            now_ms: i64,
+        ) -> Result<Ticket, StoreError>;
+        /// Moves a ticket of the lease's run from `from` to `to` by compare-and-swap
+        /// ([`StoreError::TicketState`] when it is not in `from`), if `lease` is still the run's.
+        fn advance_ticket(
+            &self,
+            lease: &'a Lease,
+            ticket_id: &'a str,
+            from: TicketState,
+            to: TicketState,
+        ) -> Result<Ticket, StoreError>;
+    }
+}
+
+/// A whole store: threads, runs and tickets, what an app needs
+/// ([`AppBuilder::store`](crate::AppBuilder::store)). Implemented for every type that
+/// implements the three traits; every backend passes the same conformance suite
+/// (`agboss_testing::store::conformance`).
+pub trait Store: ThreadStore + RunStore + TicketStore {}
+
+impl<S: ThreadStore + RunStore + TicketStore> Store for S {}
+
+/// A whole store behind `dyn`.
+trait ErasedStore: ErasedThreads + ErasedRuns + ErasedTickets {}
+
+impl<S: Store> ErasedStore for S {}
+
+/// Any [`Store`] behind one cheap-to-clone handle (what an app holds). It is itself a `Store`.
+///
+/// ```
+/// use agboss_core::store::{MemoryStore, SharedStore};
+/// let store = SharedStore::new(MemoryStore::new());
+/// let same = store.clone();
+/// # let _ = same;
+/// ```
+#[derive(Clone)]
+pub struct SharedStore(Arc<dyn ErasedStore>);
+
+impl std::fmt::Debug for SharedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedStore")
+    }
+}
+
+impl SharedStore {
+    /// Wraps a store.
+    pub fn new(store: impl Store) -> Self {
+        Self(Arc::new(store))
+    }
+}
