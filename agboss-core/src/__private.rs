@@ -36,6 +36,44 @@ pub use crate::error::ToolError;
 pub use crate::pii::MaskStrategy;
 pub use crate::pipeline::erased_tool;
 
+/// `#[mcp_tool]` expands to `if_mcp!({ expansion } else { the struct as written })`: the
+/// expansion with agboss-core's feature `mcp`, else one error naming the feature
+/// (`[mcp-tool.feature]`). An erroneous `#[mcp_tool]`'s fallback impl goes through `with_mcp!`,
+/// which drops it without the feature. The macro itself is always exported, so it is in the
+/// prelude whatever the features.
+#[cfg(feature = "mcp")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agboss_if_mcp {
+    ({ $($yes:tt)* } else { $($no:tt)* }) => { $($yes)* };
+}
+#[cfg(not(feature = "mcp"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agboss_if_mcp {
+    ({ $($yes:tt)* } else { $($no:tt)* }) => {
+        ::core::compile_error!(
+            "[mcp-tool.feature] `#[mcp_tool]` needs agboss-core's feature `mcp`: \
+             `agboss-core = { version = \"0.2\", features = [\"mcp\"] }`"
+        );
+        $($no)*
+    };
+}
+#[cfg(feature = "mcp")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agboss_with_mcp {
+    ({ $($yes:tt)* }) => { $($yes)* };
+}
+#[cfg(not(feature = "mcp"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __agboss_with_mcp {
+    ({ $($yes:tt)* }) => {};
+}
+pub use crate::__agboss_if_mcp as if_mcp;
+pub use crate::__agboss_with_mcp as with_mcp;
+
 /// What `#[mcp_tool]` expands to.
 #[cfg(feature = "mcp")]
 pub mod mcp {

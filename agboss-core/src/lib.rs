@@ -177,8 +177,8 @@ pub mod guide {
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
-/// `#[mcp_tool]` (feature `mcp`): see [`mcp::client`].
-#[cfg(feature = "mcp")]
+/// `#[mcp_tool]` (feature `mcp`; without it, a use is the error `[mcp-tool.feature]`): see
+/// the `mcp::client` module.
 pub use agboss_macros::mcp_tool;
 pub use agboss_macros::{
     agent, application, channel, injectable, input_guardrail, output_guardrail, pii_policy, router,

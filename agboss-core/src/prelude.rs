@@ -44,11 +44,9 @@
 //! });
 //! ```
 
-#[cfg(feature = "mcp")]
-pub use agboss_macros::mcp_tool;
 pub use agboss_macros::{
-    agent, application, channel, injectable, input_guardrail, output_guardrail, pii_policy, router,
-    tool, tool_interceptor, workflow,
+    agent, application, channel, injectable, input_guardrail, mcp_tool, output_guardrail,
+    pii_policy, router, tool, tool_interceptor, workflow,
 };
 
 pub use crate::app::{App, AppBuilder, ToolHandle};

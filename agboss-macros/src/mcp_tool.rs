@@ -91,7 +91,9 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 "TOOL",
                 quote!(type Input = #input; type Output = #output; #construct),
             );
-            quote!(#handler #fallback)
+            // Without agboss-core's `mcp` feature the remote types do not exist: the item's
+            // own errors are all there is (no fallback, no second error for the feature).
+            quote!(#p::with_mcp! { { #handler #fallback } })
         }
         None => TokenStream::new(),
     };
@@ -101,7 +103,11 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     if !errors.is_empty() {
         return finish(&item, errors, fallback, TokenStream::new);
     }
-    generate(&item, &args, &checked)
+    // `[mcp-tool.feature]`: with agboss-core's `mcp` feature the expansion, without it one
+    // error naming the feature (and the user's struct as written, so nothing else cascades).
+    let generated = generate(&item, &args, &checked);
+    let p = quote!(::agboss_core::__private);
+    quote!(#p::if_mcp! { { #generated } else { #item } })
 }
 
 /// The input and output types: the DTOs given, else the remote schemas' types.
