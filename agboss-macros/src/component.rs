@@ -166,10 +166,31 @@ pub fn register(
 ) -> TokenStream {
     let ident = what.ident;
     let p = quote!(::agboss_core::__private);
+    let meta = syn::Ident::new(what.meta_type, proc_macro2::Span::call_site());
+    let type_name = ident.to_string();
+    let init = quote! {
+        #p::#meta {
+            type_name: #type_name,
+            type_id: ::core::any::TypeId::of::<#ident>,
+            #fields
+        }
+    };
+    register_init(what, init, impl_items, support)
+}
+
+/// [`register`] for a meta built by an expression (`ToolMeta::new(..).with_..(..)`, whose
+/// struct cannot be written as a literal outside agboss-core).
+pub fn register_init(
+    what: Registered<'_>,
+    init: TokenStream,
+    impl_items: TokenStream,
+    support: TokenStream,
+) -> TokenStream {
+    let ident = what.ident;
+    let p = quote!(::agboss_core::__private);
     let tr = syn::Ident::new(what.trait_name, proc_macro2::Span::call_site());
     let meta = syn::Ident::new(what.meta_type, proc_macro2::Span::call_site());
     let variant = syn::Ident::new(what.variant, proc_macro2::Span::call_site());
-    let type_name = ident.to_string();
     // The meta is a constant of its own, registered without naming `<T as Trait>`: a trait
     // bound the type misses (`ToolHandler`) is then reported once, at the impl.
     quote! {
@@ -177,11 +198,7 @@ pub fn register(
             #[allow(unused_imports)]
             use #p::NotInjectable as _;
             #support
-            const __AGBOSS_META: &'static #p::#meta = &#p::#meta {
-                type_name: #type_name,
-                type_id: ::core::any::TypeId::of::<#ident>,
-                #fields
-            };
+            const __AGBOSS_META: &'static #p::#meta = &#init;
             impl #p::#tr for #ident {
                 const META: &'static #p::#meta = __AGBOSS_META;
                 #impl_items
@@ -193,6 +210,22 @@ pub fn register(
                 }
             }
         };
+    }
+}
+
+/// `ToolMeta::new(name, description, type_name, type_id, erased)`: the start of a tool's meta.
+pub fn tool_meta_new<T>(named: &crate::attr::model::Named<T>, ident: &syn::Ident) -> TokenStream {
+    let (name, description) = (&named.name.0, &named.description.0);
+    let p = quote!(::agboss_core::__private);
+    let type_name = ident.to_string();
+    quote! {
+        #p::ToolMeta::new(
+            #name,
+            #description,
+            #type_name,
+            ::core::any::TypeId::of::<#ident>,
+            #p::erased_tool::<#ident>,
+        )
     }
 }
 

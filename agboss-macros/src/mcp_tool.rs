@@ -13,8 +13,8 @@ use crate::attr::model::McpToolArgs;
 use crate::attr::value::paths;
 use crate::check::{self, option_tokens, positive};
 use crate::component::{
-    fallback_construct, finish, meta_list, name_fields, parse_named, parse_struct, register,
-    registered,
+    fallback_construct, finish, meta_list, parse_named, parse_struct, register_init, registered,
+    tool_meta_new,
 };
 use crate::diag::Errors;
 use crate::rules::MCP_TOOL;
@@ -134,7 +134,6 @@ fn generate(item: &ItemStruct, args: &McpToolArgs, checked: &Checked) -> TokenSt
     let ident = &item.ident;
     let p = quote!(::agboss_core::__private);
     let k = &args.keys;
-    let named = name_fields(args);
     let (input, output) = io_types(args);
     let attach = meta_list(paths(&k.cascade.tool_interceptors), "ToolInterceptor");
     let exclude = meta_list(
@@ -164,29 +163,22 @@ fn generate(item: &ItemStruct, args: &McpToolArgs, checked: &Checked) -> TokenSt
             __agboss_remote: #p::mcp::McpRemote,
         }
     };
-    let registration = register(
+    let new = tool_meta_new(args, ident);
+    let registration = register_init(
         registered(ident, "Tool", "ToolMeta"),
         quote! {
-            #named
-            input_schema: <#input as #p::Dto>::json_schema,
-            output_schema: <#output as #p::Dto>::json_schema,
-            max_result_size: #max,
-            max_input_size: #max_input,
-            timeout_ms: #timeout,
-            idempotent: #idempotent,
-            approval: #approval,
-            approval_when: ::core::option::Option::None,
-            tool_interceptors: #attach,
-            exclude_tool_interceptors: #exclude,
-            pii_policies: #pii_policies,
-            deps: &[],
-            mcp: ::core::option::Option::Some(&#p::mcp::McpToolMeta {
+            #new
+            .with_schemas(<#input as #p::Dto>::json_schema, <#output as #p::Dto>::json_schema)
+            .with_limits(#max, #max_input, #timeout)
+            .with_idempotent(#idempotent)
+            .with_approval(#approval, ::core::option::Option::None)
+            .with_cascade(#attach, #exclude, #pii_policies)
+            .with_mcp(&#p::mcp::McpToolMeta {
                 server: #server,
                 remote: #remote,
                 typed_input: #typed_input,
                 typed_output: #typed_output,
-            }),
-            erased: #p::erased_tool::<#ident>,
+            })
         },
         quote! {
             type Input = #input;

@@ -8,8 +8,8 @@ use crate::attr::model::ToolArgs;
 use crate::attr::value::paths;
 use crate::check::{self, option_tokens, positive};
 use crate::component::{
-    construct_fn, fallback_construct, finish, meta_list, name_fields, parse_named, parse_struct,
-    register, registered,
+    construct_fn, fallback_construct, finish, meta_list, parse_named, parse_struct, register_init,
+    registered, tool_meta_new,
 };
 use crate::deps::Deps;
 use crate::diag::Errors;
@@ -73,7 +73,6 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 fn generate(item: &ItemStruct, args: &ToolArgs, checked: &Checked) -> TokenStream {
     let ident = &item.ident;
     let p = quote!(::agboss_core::__private);
-    let named = name_fields(args);
     let (input, output) = (&args.keys.input.0, &args.keys.output.0);
     let c = &args.keys.cascade;
     let attach = meta_list(paths(&c.tool_interceptors), "ToolInterceptor");
@@ -112,24 +111,17 @@ fn generate(item: &ItemStruct, args: &ToolArgs, checked: &Checked) -> TokenStrea
     // The META is a constant of its own, registered without naming `<T as Tool>`: a missing
     // `ToolHandler` is then reported once, at the impl.
     let assertions = deps.assertions();
-    register(
+    let new = tool_meta_new(args, ident);
+    register_init(
         registered(ident, "Tool", "ToolMeta"),
         quote! {
-            #named
-            input_schema: <#input as #p::Dto>::json_schema,
-            output_schema: <#output as #p::Dto>::json_schema,
-            max_result_size: #max,
-            max_input_size: #max_input,
-            timeout_ms: #timeout,
-            idempotent: #idempotent,
-            approval: #approval,
-            approval_when: #approval_when,
-            tool_interceptors: #attach,
-            exclude_tool_interceptors: #exclude,
-            pii_policies: #pii_policies,
-            deps: #dep_metas,
-            mcp: ::core::option::Option::None,
-            erased: #p::erased_tool::<#ident>,
+            #new
+            .with_schemas(<#input as #p::Dto>::json_schema, <#output as #p::Dto>::json_schema)
+            .with_limits(#max, #max_input, #timeout)
+            .with_idempotent(#idempotent)
+            .with_approval(#approval, #approval_when)
+            .with_cascade(#attach, #exclude, #pii_policies)
+            .with_deps(#dep_metas)
         },
         quote! {
             type Input = #input;

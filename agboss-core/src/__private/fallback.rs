@@ -146,23 +146,6 @@ pub const INJECTABLE: &InjectableMeta = &InjectableMeta {
 };
 
 /// Placeholder of an erroneous `#[tool]`.
-pub const TOOL: &ToolMeta = &ToolMeta {
-    name: "",
-    description: "",
-    type_name: "",
-    type_id,
-    input_schema: serde_json::Value::default,
-    output_schema: serde_json::Value::default,
-    max_result_size: None,
-    max_input_size: None,
-    timeout_ms: None,
-    idempotent: false,
-    approval: None,
-    approval_when: None,
-    tool_interceptors: &[],
-    exclude_tool_interceptors: &[],
-    pii_policies: &[],
-    deps: &[],
-    mcp: None,
-    erased: || unreachable!("a fallback meta is never built"),
-};
+pub const TOOL: &ToolMeta = &ToolMeta::new("", "", "", type_id, || {
+    unreachable!("a fallback meta is never built")
+});

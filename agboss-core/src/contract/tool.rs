@@ -47,7 +47,32 @@ pub trait ToolHandler<I, O>: Send + Sync {
     fn run(&self, input: I) -> impl Future<Output = Result<O, ToolError>> + Send;
 }
 
-/// Registration data of a `#[tool]`.
+/// Registration data of a `#[tool]` (and of an `#[mcp_tool]`). Built once per tool, by the
+/// macros, through [`ToolMeta::new`] and its `with_*` methods (const, so the data is a constant
+/// of the program): a new field is written in one place, with its default. Read its fields;
+/// `#[non_exhaustive]`: it cannot be written as a struct literal outside this crate.
+///
+/// ```
+/// use agboss_core::contract::tool::ToolMeta;
+/// use agboss_core::{tool, ToolError, ToolHandler};
+/// use agboss_core::dto::Dto;
+///
+/// #[derive(Dto, Debug, Clone, PartialEq)]
+/// pub struct EchoDto {
+///     #[text(prompt = "Text")]
+///     pub text: String,
+/// }
+///
+/// #[tool(name = "echo-tool", description = "Echoes", input = EchoDto, output = EchoDto, timeout_ms = 500)]
+/// pub struct EchoTool;
+/// impl ToolHandler<EchoDto, EchoDto> for EchoTool {
+///     async fn run(&self, input: EchoDto) -> Result<EchoDto, ToolError> { Ok(input) }
+/// }
+///
+/// let meta: &ToolMeta = <EchoTool as agboss_core::Tool>::META;
+/// assert_eq!((meta.name, meta.timeout_ms, meta.max_result_size), ("echo-tool", Some(500), None));
+/// ```
+#[non_exhaustive]
 pub struct ToolMeta {
     /// Unique kebab-case name ending in `-tool`.
     pub name: &'static str,
@@ -92,6 +117,99 @@ pub struct ToolMeta {
     pub mcp: Option<&'static McpToolMeta>,
     #[doc(hidden)]
     pub erased: fn() -> &'static dyn ErasedToolType,
+}
+
+impl ToolMeta {
+    /// A tool's registration data with every option at its default: no size or time limit of
+    /// its own, not idempotent, no approval, nothing attached at the tool, no dependency, not
+    /// remote, and empty input and output schemas (set them with [`ToolMeta::with_schemas`]).
+    pub const fn new(
+        name: &'static str,
+        description: &'static str,
+        type_name: &'static str,
+        type_id: fn() -> TypeId,
+        erased: fn() -> &'static dyn ErasedToolType,
+    ) -> Self {
+        Self {
+            name,
+            description,
+            type_name,
+            type_id,
+            input_schema: empty_schema,
+            output_schema: empty_schema,
+            max_result_size: None,
+            max_input_size: None,
+            timeout_ms: None,
+            idempotent: false,
+            approval: None,
+            approval_when: None,
+            tool_interceptors: &[],
+            exclude_tool_interceptors: &[],
+            pii_policies: &[],
+            deps: &[],
+            mcp: None,
+            erased,
+        }
+    }
+    /// The input and output DTOs' JSON Schemas.
+    pub const fn with_schemas(mut self, input: fn() -> Value, output: fn() -> Value) -> Self {
+        self.input_schema = input;
+        self.output_schema = output;
+        self
+    }
+    /// `max_result_size`, `max_input_size` (bytes) and `timeout_ms`.
+    pub const fn with_limits(
+        mut self,
+        max_result_size: Option<usize>,
+        max_input_size: Option<usize>,
+        timeout_ms: Option<u64>,
+    ) -> Self {
+        self.max_result_size = max_result_size;
+        self.max_input_size = max_input_size;
+        self.timeout_ms = timeout_ms;
+        self
+    }
+    /// `idempotent`.
+    pub const fn with_idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = idempotent;
+        self
+    }
+    /// `approval` and `approval_when`.
+    pub const fn with_approval(
+        mut self,
+        channel: Option<&'static ChannelMeta>,
+        when: Option<fn(&dyn Any) -> bool>,
+    ) -> Self {
+        self.approval = channel;
+        self.approval_when = when;
+        self
+    }
+    /// What the tool's own scope attaches and excludes.
+    pub const fn with_cascade(
+        mut self,
+        tool_interceptors: &'static [&'static InterceptorMeta],
+        exclude_tool_interceptors: &'static [&'static InterceptorMeta],
+        pii_policies: &'static [&'static PiiPolicyMeta],
+    ) -> Self {
+        self.tool_interceptors = tool_interceptors;
+        self.exclude_tool_interceptors = exclude_tool_interceptors;
+        self.pii_policies = pii_policies;
+        self
+    }
+    /// The tool's dependencies.
+    pub const fn with_deps(mut self, deps: &'static [DepMeta]) -> Self {
+        self.deps = deps;
+        self
+    }
+    /// Where a remote tool lives.
+    pub const fn with_mcp(mut self, mcp: &'static McpToolMeta) -> Self {
+        self.mcp = Some(mcp);
+        self
+    }
+}
+
+fn empty_schema() -> Value {
+    Value::Object(serde_json::Map::new())
 }
 
 /// The remote end of an MCP tool: the server it is called on (the name an

@@ -133,26 +133,14 @@ impl ToolHandler<McpArguments, McpResult> for McpServerTool {
 }
 
 /// Placeholder registration of the type: each instance runs under its own tool's meta.
-const SERVER_TOOL: &ToolMeta = &ToolMeta {
-    name: "mcp-server-tool",
-    description: "a tool of a whole MCP server",
-    type_name: "McpServerTool",
-    type_id: std::any::TypeId::of::<McpServerTool>,
-    input_schema: McpArguments::json_schema,
-    output_schema: McpResult::json_schema,
-    max_result_size: None,
-    max_input_size: None,
-    timeout_ms: None,
-    idempotent: false,
-    approval: None,
-    approval_when: None,
-    tool_interceptors: &[],
-    exclude_tool_interceptors: &[],
-    pii_policies: &[],
-    deps: &[],
-    mcp: None,
-    erased: || &ServerToolType,
-};
+const SERVER_TOOL: &ToolMeta = &ToolMeta::new(
+    "mcp-server-tool",
+    "a tool of a whole MCP server",
+    "McpServerTool",
+    std::any::TypeId::of::<McpServerTool>,
+    || &ServerToolType,
+)
+.with_schemas(McpArguments::json_schema, McpResult::json_schema);
 
 impl Tool for McpServerTool {
     type Input = McpArguments;
