@@ -1,5 +1,5 @@
 //! Listeners and PII policies see calls of remote tools as any other: an `#[mcp_tool]` on
-//! server-everything (see `mcp_client.rs` for the peers), called through the app's callbacks.
+//! server-everything (see `mcp_client/` for the peers), called through the app's callbacks.
 use std::sync::Arc;
 
 use agboss_core::*;

@@ -4,7 +4,7 @@
 //! 400 / 429 / 500. Needs `AGBOSS_TEST_FAKELLM_URL` (`bash scripts/test.sh` starts fakellm
 //! through `scripts/fakellm.sh`); without it the tests fail under `CI` and skip elsewhere.
 //! Edge cases fakellm cannot produce (byte splits, cut streams, `Retry-After`, error events
-//! mid-stream) are in `openai_client.rs` and `anthropic_client.rs`, on local servers.
+//! mid-stream) are in `openai_client/` and `anthropic_client.rs`, on local servers.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
