@@ -352,3 +352,43 @@ async fn resume_run_when_free_waits_for_a_held_lease() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[workflow(name = "ex-quick-workflow", description = "One gated step", tools = [ExQuickTool])]
+pub struct ExQuickWorkflow;
+
+#[tokio::test]
+async fn an_expired_ticket_fails_its_workflow_step() {
+    let dir = temp_dir();
+    for (backend, store) in stores(&dir).await {
+        let log = Arc::new(ExLog::default());
+        let app = App::builder()
+            .workflow::<ExQuickWorkflow>()
+            .provide_arc(Arc::clone(&log))
+            .store(store.clone())
+            .build()
+            .unwrap();
+        let target = || {
+            Target::workflow_with::<ExQuickWorkflow>(
+                engine::workflow::Flow::new().tool::<ExQuickTool>(),
+            )
+        };
+        let ctx = || acme().run_id("wf-1");
+        let input = r#"{"orderId":"W-1"}"#;
+        let err = app.execute(target(), input, ctx()).await.unwrap_err();
+        let RunError::AwaitingApproval { tickets, .. } = &err else {
+            panic!("{backend}: {err}")
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // As a rejection: the step fails as a block naming the channel, and the run ends.
+        let err = app.execute(target(), input, ctx()).await.unwrap_err();
+        let blocked = err.as_blocked().expect("an expired step is blocked");
+        assert_eq!(blocked.interceptor, "ex-quick-channel", "{backend}");
+        assert!(blocked.text().contains("expired"), "{backend}: {blocked}");
+        let stored = store.ticket("acme", &tickets[0].id).await.unwrap();
+        assert_eq!(stored.state, TicketState::Expired, "{backend}");
+        let record = store.run("acme", "wf-1").await.unwrap();
+        assert_eq!(record.status, RunStatus::Failed, "{backend}");
+        assert_eq!(log.runs.load(Ordering::SeqCst), 0, "{backend}: never run");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
