@@ -3,7 +3,7 @@
 //! expires (a takeover's scan skips it).
 use agboss_core::store::{NewRun, RunStore, StoreError, TicketState, TicketStore};
 
-use super::tickets::{advance, approved, create, get, pending};
+use super::tickets::{advance, approved, assert_expired, create, get, pending};
 use super::{EXPIRED, LONG, begin, why};
 
 /// An expired ticket: a pending one past its expiry moves `Pending → Expired` (under its run's
@@ -33,16 +33,8 @@ pub async fn an_expired_ticket<S: RunStore + TicketStore>(store: &S) {
     )
     .await;
     assert_eq!(get(store, "acme", "k1").await.state, TicketState::Expired);
-    match store.decide_ticket("acme", "k1", &approved("a"), now).await {
-        Err(StoreError::TicketExpired {
-            ticket_id,
-            expires_at_ms,
-        }) => assert_eq!(
-            (ticket_id.as_str(), expires_at_ms),
-            ("k1", past.expires_at_ms)
-        ),
-        other => panic!("decide an expired ticket: expected TicketExpired, got {other:?}"),
-    }
+    let decided = store.decide_ticket("acme", "k1", &approved("a"), now).await;
+    assert_expired("decide an expired ticket", decided, &past);
     for to in [
         TicketState::Decided,
         TicketState::Executing,
