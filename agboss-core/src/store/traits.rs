@@ -100,7 +100,8 @@ store_trait! {
         /// A run's tickets, oldest first.
         fn run_tickets(&self, tenant: &'a str, run_id: &'a str) -> Result<Vec<Ticket>, StoreError>;
         /// Decides a pending ticket, by compare-and-swap `Pending → Decided`: refused with
-        /// [`StoreError::TicketExpired`] once `now_ms` is past its expiry, with
+        /// [`StoreError::TicketExpired`] once `now_ms` is past its expiry (or the ticket moved to
+        /// [`TicketState::Expired`]), with
         /// [`StoreError::TicketState`] when it is not pending (so a ticket is decided once).
         fn decide_ticket(
             &self,
