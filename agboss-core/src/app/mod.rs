@@ -24,12 +24,12 @@ use crate::contract::chain::Chain;
 use crate::contract::tool::{Tool, ToolMeta};
 use crate::contract::workflow::Workflow;
 use crate::di::Services;
-use crate::engine::approval;
 use crate::engine::in_doubt::resolve_in_doubt;
 use crate::engine::run::Engine;
 use crate::engine::{
     Decision, InDoubtResolution, RunContext, RunError, RunOutput, RunStream, Runtime, Target,
 };
+use crate::engine::{approval, direct};
 use crate::model::SharedChatModel;
 use crate::store::{RunStore as _, SharedStore, StoreError, Ticket, TicketStore as _};
 
@@ -266,11 +266,65 @@ impl App {
             .await
     }
 
+    /// [`App::resume_run`], waiting for another worker's lease to expire: while the run is
+    /// leased ([`StoreError::LeaseHeld`], which says until when), it sleeps until that expiry
+    /// (not polling) and tries again; it gives up with that `LeaseHeld` once the lease would
+    /// outlast `deadline`. What a caller does after a crash, when the dead worker's lease
+    /// (30 s by default) still holds. Every other result is [`App::resume_run`]'s.
+    ///
+    /// ```no_run
+    /// # async fn f(app: agboss_core::App) -> Result<(), agboss_core::RunError> {
+    /// use std::time::{Duration, Instant};
+    /// use agboss_core::RunContext;
+    /// let deadline = Instant::now() + Duration::from_secs(60);
+    /// let output = app
+    ///     .resume_run_when_free("run_1", RunContext::new().tenant("acme"), deadline)
+    ///     .await?;
+    /// # let _ = output; Ok(()) }
+    /// ```
+    pub async fn resume_run_when_free(
+        &self,
+        run_id: &str,
+        ctx: RunContext,
+        deadline: std::time::Instant,
+    ) -> Result<RunOutput, RunError> {
+        loop {
+            let held = match self.resume_run(run_id, ctx.clone()).await {
+                Err(RunError::Store(StoreError::LeaseHeld { expires_at_ms, .. })) => expires_at_ms,
+                other => return other,
+            };
+            let wait = u64::try_from(held.saturating_sub(crate::store::types::now_ms()))
+                .unwrap_or(0)
+                // The store's clock may be a little ahead of ours: try just after the expiry.
+                .saturating_add(5);
+            let wake = std::time::Instant::now() + std::time::Duration::from_millis(wait);
+            if wake > deadline {
+                return Err(StoreError::LeaseHeld {
+                    run_id: run_id.to_string(),
+                    expires_at_ms: held,
+                }
+                .into());
+            }
+            tokio::time::sleep_until(wake.into()).await;
+        }
+    }
+
     /// Takes over up to `limit` unfinished runs whose lease expired or was given back (their
-    /// worker crashed, or stopped on a store failure), across tenants, and resumes each one on
-    /// this instance under its own tenant: the loop a standby worker runs. Returns each run's
-    /// id with its result; a run another instance took first is reported with
-    /// [`StoreError::LeaseHeld`].
+    /// worker crashed, or stopped on a store failure), across tenants, oldest first, and
+    /// resumes each one on this instance under its own tenant: the loop a standby worker runs.
+    /// Returns each run's id with its result; a run another instance took first is reported
+    /// with [`StoreError::LeaseHeld`].
+    ///
+    /// A run paused for approval is not a crashed run: it is skipped while one of its tickets
+    /// is pending and before its expiry, so paused runs never starve a takeover. Once the
+    /// ticket is decided, or its expiry passed, the run is taken over like any other: this
+    /// loop is also the sweeper of expired tickets. A resumed run moves its expired ticket to
+    /// [`TicketState::Expired`](crate::store::TicketState::Expired) and gives the call its
+    /// channel's expiry outcome (an error observation for the model, and the agent goes on;
+    /// a failed step in a workflow); a direct call's run
+    /// ([`ToolHandle::invoke`](crate::ToolHandle::invoke)) ends failed with a
+    /// [`ToolBlockedError`](crate::error::ToolBlockedError), its result here. The call never
+    /// runs, and the run's thread is free again.
     pub async fn take_over_runs(
         &self,
         limit: usize,
@@ -278,6 +332,16 @@ impl App {
         let store = self.store().ok_or(StoreError::NotConfigured)?;
         let mut results = Vec::new();
         for record in store.resumable_runs(limit).await? {
+            let direct = direct::take_over_direct(&self.inner, &record.tenant, &record.run_id);
+            match direct.await {
+                Ok(None) => {}
+                // Still the caller's to decide.
+                Ok(Some(Ok(()))) => continue,
+                Ok(Some(Err(e))) | Err(e) => {
+                    results.push((record.run_id, Err(e)));
+                    continue;
+                }
+            }
             let mut ctx = RunContext::new();
             if !record.tenant.is_empty() {
                 ctx = ctx.tenant(record.tenant.as_str());

@@ -113,6 +113,18 @@ impl Engine {
         let journal = self.journal.as_ref().expect("a ticket is journaled");
         let (obs, label) = match self.claim_ticket(callbacks, call, key, ticket_id).await? {
             Claim::Pending(ticket) => return Ok(Slot::Pending(ticket)),
+            Claim::Expired { reason, .. } => {
+                // Like a rejection: the model reads why the call did not run.
+                let obs = Observation {
+                    content: reason,
+                    is_error: true,
+                    truncated: false,
+                };
+                journal
+                    .record_tool_finished(key, &call.id, &call.name, "approval_expired", &obs, true)
+                    .await?;
+                return Ok(Slot::Done(obs));
+            }
             Claim::Rejected { message, .. } => (
                 Observation {
                     content: message,
@@ -169,8 +181,27 @@ impl Engine {
             key: key.to_string(),
             detail,
         };
+        let expired = |ticket: &Ticket| {
+            let channel = callbacks
+                .iter()
+                .find(|c| c.definition().name == call.name)
+                .and_then(|c| c.metadata().tool.and_then(|m| m.approval));
+            Claim::Expired {
+                reason: expiry_reason(ticket),
+                channel: channel.map_or("approval", |c| c.name),
+            }
+        };
         match ticket.state {
+            TicketState::Pending if crate::store::types::now_ms() >= ticket.expires_at_ms => {
+                // Nobody decided in time: the call does not run (fail closed), the run goes on.
+                let ticket = journal
+                    .advance_ticket(ticket_id, TicketState::Pending, TicketState::Expired)
+                    .await?;
+                return Ok(expired(&ticket));
+            }
             TicketState::Pending => return Ok(Claim::Pending(Box::new(ticket))),
+            // Expired by an earlier resume that stopped before the call's outcome was journaled.
+            TicketState::Expired => return Ok(expired(&ticket)),
             TicketState::Decided | TicketState::Executing => {}
             other => {
                 return Err(mismatch(format!(
@@ -253,10 +284,24 @@ impl Engine {
     }
 }
 
+/// Why a call whose ticket expired did not run (its observation, or its step's block reason).
+pub(crate) fn expiry_reason(ticket: &Ticket) -> String {
+    format!(
+        "approval ticket `{}` expired before anyone decided it (at {} ms since the epoch): the \
+         call was not run",
+        ticket.id, ticket.expires_at_ms
+    )
+}
+
 /// What a journaled call waiting on a ticket may do now.
 pub(super) enum Claim {
     /// Nothing yet: the ticket is pending.
     Pending(Box<Ticket>),
+    /// Not run: nobody decided the ticket before its expiry (it is `Expired`).
+    Expired {
+        reason: String,
+        channel: &'static str,
+    },
     /// Not run: the approver rejected it.
     Rejected {
         by: String,

@@ -4,7 +4,7 @@
 //! the same chain, and returns its output ([`ToolHandle::resume`](crate::ToolHandle::resume)).
 
 use super::Runtime;
-use super::approval::{Decision, decide, tell_channel};
+use super::approval::{Decision, decide, expiry_reason, tell_channel};
 use super::journal::ApprovalRequest;
 use super::run::RunError;
 use crate::cascade::BoundTool;
@@ -237,4 +237,73 @@ pub(crate) async fn finish_direct(
     };
     store.finish_run(lease, &end).await?;
     Ok(())
+}
+
+/// What a takeover does with run `run_id` of `tenant` if it is a direct call's (`None` when it
+/// is not). A direct call's run waits on its ticket: once nobody decided it before its expiry,
+/// the ticket moves to `Expired`, the call's outcome is a [`ToolBlockedError`] from its channel
+/// (journaled as the call's result, the run finished as failed) and returned; the call never
+/// runs. A direct run whose ticket is still pending or decided is left to its caller
+/// (`Some(Ok(()))`): deciding it claims and runs it.
+pub(crate) async fn take_over_direct(
+    rt: &Runtime,
+    tenant: &str,
+    run_id: &str,
+) -> Result<Option<Result<(), RunError>>, RunError> {
+    let durability = rt.store.as_ref().ok_or(StoreError::NotConfigured)?;
+    let store = &durability.store;
+    let tickets = store.run_tickets(tenant, run_id).await?;
+    let Some(ticket) = tickets.into_iter().find(|t| t.step_key == DIRECT_KEY) else {
+        return Ok(None);
+    };
+    let now = crate::store::types::now_ms();
+    let expired = ticket.state == TicketState::Expired
+        || (ticket.state == TicketState::Pending && now >= ticket.expires_at_ms);
+    if !expired {
+        return Ok(Some(Ok(())));
+    }
+    let run = NewRun::new(tenant, run_id, &ticket.tool, &ticket.input);
+    let (_, lease) = store
+        .begin_run(run, &durability.worker, durability.lease_ttl)
+        .await?;
+    let ticket = if ticket.state == TicketState::Pending {
+        store
+            .advance_ticket(
+                &lease,
+                &ticket.id,
+                TicketState::Pending,
+                TicketState::Expired,
+            )
+            .await?
+    } else {
+        ticket
+    };
+    let channel = rt
+        .channels
+        .get_key_value(ticket.channel.as_str())
+        .map_or("approval", |(name, _)| *name);
+    let blocked = ToolBlockedError {
+        tool_name: ticket.tool.clone(),
+        call_id: ticket.call_id.clone(),
+        interceptor: channel,
+        kind: BlockKind::Block {
+            reason: expiry_reason(&ticket),
+        },
+    };
+    let entry = StepEntry::ToolFinished {
+        key: DIRECT_KEY.to_string(),
+        call_id: ticket.call_id.clone(),
+        tool: ticket.tool.clone(),
+        decision: "approval_expired".to_string(),
+        content: blocked.to_string(),
+        is_error: true,
+        truncated: false,
+    };
+    store.append(&lease, &entry, &[]).await?;
+    let end = RunEnd::Failed {
+        error: blocked.to_string(),
+    };
+    store.finish_run(&lease, &end).await?;
+    let error = StepFailedError::from_tool_call(&ticket.tool, blocked.into());
+    Ok(Some(Err(RunError::Step(error))))
 }

@@ -176,6 +176,16 @@ impl Engine {
                     tickets: vec![*ticket],
                 });
             }
+            Claim::Expired { reason, channel } => {
+                // As a rejection: the step fails, the tool did not run.
+                let blocked = ToolBlockedError {
+                    tool_name: call.name.clone(),
+                    call_id: call.id.clone(),
+                    interceptor: channel,
+                    kind: BlockKind::Block { reason },
+                };
+                return Err(StepFailedError::from_tool_call(name, blocked.into()).into());
+            }
             Claim::Rejected {
                 by,
                 message,

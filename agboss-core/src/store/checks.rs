@@ -78,11 +78,13 @@ pub(crate) fn advance(
     }
 }
 
-/// Why `ticket` cannot be decided at `now_ms`: it is not pending (checked first), or it expired
-/// (`now_ms >= expires_at_ms`).
+/// Why `ticket` cannot be decided at `now_ms`: it expired (moved to
+/// [`TicketState::Expired`], or pending with `now_ms >= expires_at_ms`), or it is not pending.
 pub(crate) fn decidable(ticket: &Ticket, now_ms: i64) -> Result<(), StoreError> {
-    in_state(ticket, TicketState::Pending)?;
-    if now_ms >= ticket.expires_at_ms {
+    if ticket.state != TicketState::Expired {
+        in_state(ticket, TicketState::Pending)?;
+    }
+    if ticket.state == TicketState::Expired || now_ms >= ticket.expires_at_ms {
         return Err(StoreError::TicketExpired {
             ticket_id: ticket.id.clone(),
             expires_at_ms: ticket.expires_at_ms,

@@ -16,6 +16,7 @@ impl TicketState {
             "executing" => Self::Executing,
             "completed" => Self::Completed,
             "superseded" => Self::Superseded,
+            "expired" => Self::Expired,
             other => {
                 return Err(StoreError::Corrupt {
                     what: "ticket state".into(),

@@ -62,7 +62,9 @@ store_trait! {
         /// One of `tenant`'s runs.
         fn run(&self, tenant: &'a str, run_id: &'a str) -> Result<RunRecord, StoreError>;
         /// Unfinished runs whose lease expired or was released, across tenants, oldest first:
-        /// what a worker taking over crashed runs scans. At most `limit`.
+        /// what a worker taking over crashed runs scans. At most `limit`. A run waiting on a
+        /// pending ticket is not listed until the ticket is decided or its expiry passes (a
+        /// paused run is not a crashed one, and never starves the scan).
         fn resumable_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError>;
         /// A run's journal in order.
         fn steps(&self, tenant: &'a str, run_id: &'a str) -> Result<Vec<JournalStep>, StoreError>;
@@ -98,7 +100,8 @@ store_trait! {
         /// A run's tickets, oldest first.
         fn run_tickets(&self, tenant: &'a str, run_id: &'a str) -> Result<Vec<Ticket>, StoreError>;
         /// Decides a pending ticket, by compare-and-swap `Pending → Decided`: refused with
-        /// [`StoreError::TicketExpired`] once `now_ms` is past its expiry, with
+        /// [`StoreError::TicketExpired`] once `now_ms` is past its expiry (or the ticket moved to
+        /// [`TicketState::Expired`]), with
         /// [`StoreError::TicketState`] when it is not pending (so a ticket is decided once).
         fn decide_ticket(
             &self,

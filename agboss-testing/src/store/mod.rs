@@ -25,12 +25,14 @@ use agboss_core::store::{
 };
 use futures::future::BoxFuture;
 
+mod expiry;
 mod journal;
 mod leases;
 mod threads;
 mod ticket_races;
 mod tickets;
 
+pub use expiry::{an_expired_ticket, resumable_runs_skip_runs_waiting_for_a_ticket};
 pub use journal::{journal_without_a_thread, runs_are_scoped_by_tenant};
 pub use leases::{
     append_is_atomic, concurrent_appends_get_distinct_seqs, finished_run_cannot_resume,
@@ -112,6 +114,8 @@ checks!(
         duplicate_ticket_refused,
         ticket_decided_once,
         expired_ticket_cannot_be_decided,
+        an_expired_ticket,
+        resumable_runs_skip_runs_waiting_for_a_ticket,
         advance_is_a_compare_and_swap,
         superseded_ticket_cannot_be_decided,
         concurrent_decides_have_one_winner,

@@ -102,6 +102,26 @@ pub(super) fn assert_not_found<T: std::fmt::Debug>(
     }
 }
 
+/// `result` is [`StoreError::TicketExpired`] naming `ticket` and its expiry.
+#[track_caller]
+pub(super) fn assert_expired<T: std::fmt::Debug>(
+    what: &str,
+    result: Result<T, StoreError>,
+    ticket: &Ticket,
+) {
+    match result {
+        Err(StoreError::TicketExpired {
+            ticket_id,
+            expires_at_ms,
+        }) => assert_eq!(
+            (ticket_id.as_str(), expires_at_ms),
+            (ticket.id.as_str(), ticket.expires_at_ms),
+            "{what}"
+        ),
+        other => panic!("{what}: expected TicketExpired, got {other:?}"),
+    }
+}
+
 #[track_caller]
 pub(super) fn assert_state<T: std::fmt::Debug>(
     what: &str,
@@ -343,16 +363,8 @@ pub async fn expired_ticket_cannot_be_decided<S: RunStore + TicketStore>(store: 
     past.expires_at_ms = now - 60_000;
     create(store, &lease, &past).await;
     for (what, at) in [("now", now), ("at its expiry", past.expires_at_ms)] {
-        match store.decide_ticket("acme", "k1", &approved("a"), at).await {
-            Err(StoreError::TicketExpired {
-                ticket_id,
-                expires_at_ms,
-            }) => assert_eq!(
-                (ticket_id.as_str(), expires_at_ms),
-                ("k1", past.expires_at_ms)
-            ),
-            other => panic!("decided {what}: expected TicketExpired, got {other:?}"),
-        }
+        let decided = store.decide_ticket("acme", "k1", &approved("a"), at).await;
+        assert_expired(&format!("decided {what}"), decided, &past);
     }
     assert_eq!(
         get(store, "acme", "k1").await,

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::checks::{lease_lost, lease_of, run_not_found, thread_not_found};
 use super::error::StoreError;
+use super::state::TicketState;
 use super::ticket::Ticket;
 use super::traits::{RunStore, ThreadStore};
 use super::types::{
@@ -304,7 +305,16 @@ impl RunStore for MemoryStore {
         let mut runs: BTreeMap<u64, RunRecord> = BTreeMap::new();
         for run in state.runs.values() {
             let r = &run.record;
-            if r.status == RunStatus::Running && r.lease_expires_at_ms.is_none_or(|e| e <= now) {
+            let waits = state.tickets.values().any(|(_, t)| {
+                t.tenant == r.tenant
+                    && t.run_id == r.run_id
+                    && t.state == TicketState::Pending
+                    && t.expires_at_ms > now
+            });
+            if r.status == RunStatus::Running
+                && r.lease_expires_at_ms.is_none_or(|e| e <= now)
+                && !waits
+            {
                 runs.insert(run.order, r.clone());
             }
         }

@@ -41,6 +41,8 @@ pub struct Queries {
     /// A thread's message count, its row locked (a new run).
     pub(super) lock_thread_history: String,
     pub(super) insert_run: String,
+    /// Unfinished runs with no lease in force, but none waiting on a pending ticket before its
+    /// expiry, oldest first.
     pub(super) resumable_runs: String,
     /// The fence of an append, which extends the lease by `$5` ms: the step's position and the
     /// run's thread.
@@ -101,7 +103,9 @@ impl Queries {
             ),
             resumable_runs: format!(
                 "SELECT {} FROM runs WHERE status = 'running' AND (lease_expires_at_ms IS NULL \
-                 OR lease_expires_at_ms <= {now}) ORDER BY ord LIMIT $1",
+                 OR lease_expires_at_ms <= {now}) AND NOT EXISTS (SELECT 1 FROM tickets t \
+                 WHERE t.tenant = runs.tenant AND t.run_id = runs.run_id \
+                 AND t.state = 'pending' AND t.expires_at_ms > {now}) ORDER BY ord LIMIT $1",
                 run_columns!()
             ),
             append: format!(
