@@ -6,7 +6,8 @@ use std::time::Duration;
 use agboss_core::model::Message;
 use agboss_core::store::{
     JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, RunStore, StepEntry, StoreError,
-    ThreadInfo, ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketState, TicketStore,
+    ThreadInfo, ThreadList, ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketState,
+    TicketStore,
 };
 
 /// Wraps a store; [`FlakyStore::fail_all`] makes every operation fail with a backend error,
@@ -102,7 +103,7 @@ impl<S: ThreadStore> ThreadStore for FlakyStore<S> {
         self.check("thread")?;
         self.inner.thread(tenant, thread_id).await
     }
-    async fn list_threads(&self, tenant: &str) -> Result<Vec<ThreadInfo>, StoreError> {
+    async fn list_threads(&self, tenant: &str) -> Result<ThreadList, StoreError> {
         self.check("list_threads")?;
         self.inner.list_threads(tenant).await
     }

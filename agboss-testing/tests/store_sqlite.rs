@@ -292,3 +292,31 @@ async fn a_corrupt_ticket_is_refused_and_the_row_kept() {
         "the rows are kept as they were"
     );
 }
+
+#[tokio::test]
+async fn a_thread_row_of_the_wrong_type_is_corrupt_and_listed_by_id() {
+    let store = SqliteStore::memory().await.unwrap();
+    seeded(&store).await;
+    store
+        .create_thread("acme", NewThread::new().id("t2"))
+        .await
+        .unwrap();
+    // SQLite keeps a text in an INTEGER column, as a damaged file or a bad repair would.
+    sqlx::query("UPDATE threads SET message_count = 'many' WHERE id = 't1'")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    match store.thread("acme", "t1").await {
+        Err(e @ StoreError::Corrupt { .. }) => {
+            assert!(!e.is_transient() && e.is_permanent(), "{e}");
+            assert!(e.to_string().contains("stored thread"), "{e}");
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    let list = store.list_threads("acme").await.unwrap();
+    assert_eq!(list.threads.len(), 1);
+    assert_eq!(list.threads[0].id, "t2");
+    assert_eq!(list.unreadable.len(), 1);
+    assert_eq!(list.unreadable[0].0, "t1");
+    assert!(matches!(list.unreadable[0].1, StoreError::Corrupt { .. }));
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 use agboss_core::model::Message;
 use agboss_core::store::{
     JournalStep, Lease, MemoryStore, NewRun, NewThread, RunEnd, RunRecord, RunStore, StepEntry,
-    StoreError, ThreadInfo, ThreadMessage, ThreadStore,
+    StoreError, ThreadInfo, ThreadList, ThreadMessage, ThreadStore,
 };
 use agboss_testing::store::{
     checks, run_checks, run_checks_on, run_conformance, store_checks, thread_checks, ticket_checks,
@@ -34,12 +34,12 @@ impl ThreadStore for Buggy {
     async fn thread(&self, tenant: &str, thread_id: &str) -> Result<ThreadInfo, StoreError> {
         self.0.thread(tenant, thread_id).await
     }
-    async fn list_threads(&self, tenant: &str) -> Result<Vec<ThreadInfo>, StoreError> {
-        let mut threads = self.0.list_threads(tenant).await?;
+    async fn list_threads(&self, tenant: &str) -> Result<ThreadList, StoreError> {
+        let mut list = self.0.list_threads(tenant).await?;
         if self.1 == Bug::NewestFirst {
-            threads.reverse();
+            list.threads.reverse();
         }
-        Ok(threads)
+        Ok(list)
     }
     async fn delete_thread(&self, tenant: &str, thread_id: &str) -> Result<(), StoreError> {
         self.0.delete_thread(tenant, thread_id).await

@@ -252,7 +252,9 @@ impl App {
     /// Takes up an unfinished run of `ctx`'s tenant from its journal, on this instance: its
     /// target, input and thread are read from the store; completed steps are read back, not
     /// done again. Refused while another instance holds the run's unexpired lease
-    /// ([`StoreError::LeaseHeld`]), and for a finished run ([`StoreError::RunFinished`]).
+    /// ([`StoreError::LeaseHeld`]), and for a finished run ([`StoreError::RunFinished`]). A run
+    /// whose journal or thread history cannot be read fails with [`RunError::Store`] of a
+    /// permanent error (`Corrupt`, `UnknownFormat`, `Schema`) and is finished as failed.
     /// A run of a workflow with a custom flow is resumed with [`App::execute`] and the same
     /// target, input and run id.
     pub async fn resume_run(&self, run_id: &str, ctx: RunContext) -> Result<RunOutput, RunError> {
@@ -325,6 +327,10 @@ impl App {
     /// ([`ToolHandle::invoke`](crate::ToolHandle::invoke)) ends failed with a
     /// [`ToolBlockedError`](crate::error::ToolBlockedError), its result here. The call never
     /// runs, and the run's thread is free again.
+    ///
+    /// A run whose journal or history cannot be read (a damaged row:
+    /// [`StoreError::is_permanent`]) is reported with that error and finished as failed, so no
+    /// later takeover picks it up again and its thread is free.
     pub async fn take_over_runs(
         &self,
         limit: usize,

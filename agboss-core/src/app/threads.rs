@@ -1,5 +1,7 @@
 //! [`Threads`]: one tenant's conversation threads in the app's store.
-use crate::store::{NewThread, SharedStore, StoreError, ThreadInfo, ThreadMessage, ThreadStore};
+use crate::store::{
+    NewThread, SharedStore, StoreError, ThreadInfo, ThreadList, ThreadMessage, ThreadStore,
+};
 
 /// One tenant's threads ([`App::threads`](crate::App::threads)). Another tenant's thread reads
 /// as not found ([`StoreError::ThreadNotFound`]); without a store every call fails with
@@ -11,7 +13,9 @@ use crate::store::{NewThread, SharedStore, StoreError, ThreadInfo, ThreadMessage
 /// # futures::executor::block_on(async {
 /// let app = App::builder().store(MemoryStore::new()).build().unwrap();
 /// let thread = app.threads("acme").create(NewThread::new().title("Refund")).await.unwrap();
-/// assert_eq!(app.threads("acme").list().await.unwrap().len(), 1);
+/// let list = app.threads("acme").list().await.unwrap();
+/// assert_eq!(list.threads.len(), 1);
+/// assert!(list.unreadable.is_empty());
 /// assert!(app.threads("globex").get(&thread.id).await.is_err());
 /// app.threads("acme").delete(&thread.id).await.unwrap();
 /// # });
@@ -43,8 +47,11 @@ impl<'a> Threads<'a> {
     pub async fn get(&self, thread_id: &str) -> Result<ThreadInfo, StoreError> {
         self.store()?.thread(&self.tenant, thread_id).await
     }
-    /// The tenant's threads, oldest first.
-    pub async fn list(&self) -> Result<Vec<ThreadInfo>, StoreError> {
+    /// The tenant's threads, oldest first: [`ThreadList::threads`] the readable ones,
+    /// [`ThreadList::unreadable`] the id of each thread whose stored row is damaged, with why
+    /// ([`StoreError::Corrupt`], [`StoreError::UnknownFormat`]). One damaged row hides no other
+    /// thread; the whole call fails only when the store cannot list at all.
+    pub async fn list(&self) -> Result<ThreadList, StoreError> {
         self.store()?.list_threads(&self.tenant).await
     }
     /// A thread's messages in order.

@@ -120,6 +120,24 @@ impl Replay {
     }
 }
 
+/// Ends a run refused at its start with `err`: finished as failed when `err` is permanent (the
+/// same read would fail again), given back otherwise. Returns `err`.
+async fn refuse(store: &SharedStore, lease: &Lease, err: RunError) -> RunError {
+    let permanent = matches!(&err, RunError::Store(e) if e.is_permanent());
+    let ended = if permanent {
+        let end = RunEnd::Failed {
+            error: err.to_string(),
+        };
+        store.finish_run(lease, &end).await
+    } else {
+        store.release(lease).await
+    };
+    if let Err(e) = ended {
+        tracing::warn!(run_id = %lease.run_id, error = %e, "could not end the refused run; its lease frees itself when it expires");
+    }
+    err
+}
+
 /// The journal of one run, holding its lease.
 pub(crate) struct RunJournal {
     store: SharedStore,
@@ -136,6 +154,11 @@ pub(crate) struct RunJournal {
 
 impl RunJournal {
     /// Begins (or takes up) the run and loads its journal and its thread's history.
+    ///
+    /// When they cannot be read, nothing of the run was done: a permanent failure
+    /// ([`StoreError::is_permanent`]: a corrupt or unknown row, a schema error) finishes the
+    /// run as failed, so its thread is free again and no takeover retries it; any other
+    /// failure gives the lease back, and the run can be resumed later.
     pub(crate) async fn open(
         store: SharedStore,
         new: NewRun,
@@ -171,11 +194,7 @@ impl RunJournal {
         .await;
         let (steps, history) = match loaded {
             Ok(loaded) => loaded,
-            Err(err) => {
-                // Give the run back at once: nothing of it was done.
-                let _ = store.release(&lease).await;
-                return Err(err);
-            }
+            Err(err) => return Err(refuse(&store, &lease, err).await),
         };
         Ok(Self {
             store,

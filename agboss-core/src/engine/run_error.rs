@@ -126,16 +126,15 @@ impl RunError {
         }
     }
     /// Whether the run stays resumable after this error (its journal is kept, its lease given
-    /// back): a store failure, a call in doubt, a journal mismatch. Any other error finishes
-    /// the run.
+    /// back): a store failure that may pass ([`StoreError::is_permanent`] is false), a call in
+    /// doubt, a journal mismatch. Any other error finishes the run, a permanent store failure
+    /// (corrupt or unknown stored data) included: retrying it would fail the same way.
     pub fn leaves_run_resumable(&self) -> bool {
-        matches!(
-            self,
-            Self::Store(_)
-                | Self::InDoubt { .. }
-                | Self::JournalMismatch { .. }
-                | Self::AwaitingApproval { .. }
-        )
+        matches!(self, Self::Store(e) if !e.is_permanent())
+            || matches!(
+                self,
+                Self::InDoubt { .. } | Self::JournalMismatch { .. } | Self::AwaitingApproval { .. }
+            )
     }
     /// The step failure, if that is what ended the run.
     pub fn as_step_failed(&self) -> Option<&StepFailedError> {

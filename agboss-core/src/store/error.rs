@@ -162,4 +162,14 @@ impl StoreError {
     pub fn is_transient(&self) -> bool {
         matches!(self, Self::Backend { .. } | Self::LeaseHeld { .. })
     }
+    /// Whether the stored data itself is at fault, so the same operation fails again until
+    /// someone repairs it: a corrupt row ([`Self::Corrupt`]), a row of an unknown format
+    /// ([`Self::UnknownFormat`]) or a schema this build cannot use ([`Self::Schema`]). A run
+    /// refused so at its start is finished as failed, never retried by a takeover.
+    pub fn is_permanent(&self) -> bool {
+        matches!(
+            self,
+            Self::Corrupt { .. } | Self::UnknownFormat { .. } | Self::Schema { .. }
+        )
+    }
 }

@@ -60,5 +60,5 @@ pub use ticket::{Ticket, TicketDecision, TicketState};
 pub use traits::{RunStore, SharedStore, Store, ThreadStore, TicketStore};
 pub use types::{
     DEFAULT_LEASE_TTL, FORMAT_VERSION, JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord,
-    RunStatus, StepEntry, ThreadInfo, ThreadMessage,
+    RunStatus, StepEntry, ThreadInfo, ThreadList, ThreadMessage,
 };

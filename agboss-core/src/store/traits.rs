@@ -9,7 +9,8 @@ use super::forward::store_trait;
 use super::state::TicketState;
 use super::ticket::{Ticket, TicketDecision};
 use super::types::{
-    JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, StepEntry, ThreadInfo, ThreadMessage,
+    JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, StepEntry, ThreadInfo, ThreadList,
+    ThreadMessage,
 };
 use crate::model::Message;
 
@@ -23,8 +24,10 @@ store_trait! {
         fn create_thread(&self, tenant: &'a str, new: NewThread) -> Result<ThreadInfo, StoreError>;
         /// One of `tenant`'s threads.
         fn thread(&self, tenant: &'a str, thread_id: &'a str) -> Result<ThreadInfo, StoreError>;
-        /// `tenant`'s threads, oldest first.
-        fn list_threads(&self, tenant: &'a str) -> Result<Vec<ThreadInfo>, StoreError>;
+        /// `tenant`'s threads, oldest first: the readable ones, and by id those whose row cannot
+        /// be read (one damaged row fails no listing). Fails as a whole only when the backend
+        /// cannot list at all.
+        fn list_threads(&self, tenant: &'a str) -> Result<ThreadList, StoreError>;
         /// Deletes a thread with its messages, runs, journals and tickets
         /// ([`StoreError::ThreadBusy`] while one of its runs has not finished).
         fn delete_thread(&self, tenant: &'a str, thread_id: &'a str) -> Result<(), StoreError>;

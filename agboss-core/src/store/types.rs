@@ -37,6 +37,24 @@ pub struct ThreadInfo {
     pub created_at_ms: i64,
 }
 
+/// A tenant's threads as [`ThreadStore::list_threads`](super::ThreadStore::list_threads) reads
+/// them: the readable ones, oldest first, and those whose row could not be read, each by id with
+/// why ([`StoreError::Corrupt`] or [`StoreError::UnknownFormat`]). One damaged row hides no
+/// other thread, and none is left out silently.
+///
+/// ```
+/// use agboss_core::store::ThreadList;
+/// let list = ThreadList::default();
+/// assert!(list.threads.is_empty() && list.unreadable.is_empty());
+/// ```
+#[derive(Debug, Default)]
+pub struct ThreadList {
+    /// The readable threads, oldest first.
+    pub threads: Vec<ThreadInfo>,
+    /// The threads whose row could not be read: their id and why, oldest first.
+    pub unreadable: Vec<(String, StoreError)>,
+}
+
 /// What [`ThreadStore::create_thread`](super::ThreadStore::create_thread) is given.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]

@@ -6,7 +6,9 @@
 //! trait's group: [`run_checks`] need a [`RunStore`] only ([`run_conformance`]),
 //! [`thread_checks`] a [`ThreadStore`] and the [`RunStore`] that writes its messages,
 //! [`ticket_checks`] a [`TicketStore`] and the [`RunStore`] whose leases fence it, and
-//! [`store_checks`] all three ([`run_checks_on`] runs any group).
+//! [`store_checks`] all three ([`run_checks_on`] runs any group). The [`integrity_checks`]
+//! (damaged rows) need a store whose rows a test can damage ([`DamageRows`]), and run with
+//! [`integrity_conformance`].
 //!
 //! ```
 //! use agboss_core::store::MemoryStore;
@@ -26,6 +28,7 @@ use agboss_core::store::{
 use futures::future::BoxFuture;
 
 mod expiry;
+mod integrity;
 mod journal;
 mod leases;
 mod threads;
@@ -33,6 +36,7 @@ mod ticket_races;
 mod tickets;
 
 pub use expiry::{an_expired_ticket, resumable_runs_skip_runs_waiting_for_a_ticket};
+pub use integrity::{DamageRows, a_corrupt_history_row, a_thread_after_a_refused_run};
 pub use journal::{journal_without_a_thread, runs_are_scoped_by_tenant};
 pub use leases::{
     append_is_atomic, concurrent_appends_get_distinct_seqs, finished_run_cannot_resume,
@@ -133,6 +137,14 @@ checks!(
     ]
 );
 
+checks!(
+    /// The checks of damaged rows: a corrupt history row, a thread after a run refused for one.
+    integrity_checks for DamageRows: [
+        a_corrupt_history_row,
+        a_thread_after_a_refused_run,
+    ]
+);
+
 /// Every check of the suite, by name: for a whole [`Store`].
 pub fn checks<S: Store>() -> Vec<(&'static str, Check<S>)> {
     let mut all = thread_checks();
@@ -151,6 +163,18 @@ where
     Fut: Future<Output = S>,
 {
     run_checks_on(checks::<S>(), fresh).await;
+}
+
+/// [`conformance`] and the [`integrity_checks`], for a store whose rows a test can damage.
+pub async fn integrity_conformance<S, F, Fut>(fresh: F)
+where
+    S: DamageRows,
+    F: Fn() -> Fut,
+    Fut: Future<Output = S>,
+{
+    let mut all = checks::<S>();
+    all.extend(integrity_checks::<S>());
+    run_checks_on(all, fresh).await;
 }
 
 /// [`conformance`] for a backend of [`RunStore`] alone: the [`run_checks`].

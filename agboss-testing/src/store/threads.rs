@@ -36,6 +36,7 @@ pub async fn threads_per_tenant<S: ThreadStore + RunStore>(store: &S) {
         .list_threads("acme")
         .await
         .expect("list acme")
+        .threads
         .into_iter()
         .map(|t| t.id)
         .collect();
@@ -44,7 +45,11 @@ pub async fn threads_per_tenant<S: ThreadStore + RunStore>(store: &S) {
         ["t1", "t2", generated.id.as_str(), other.id.as_str()],
         "acme's threads, oldest first"
     );
-    let globex = store.list_threads("globex").await.expect("list globex");
+    let globex = store
+        .list_threads("globex")
+        .await
+        .expect("list globex")
+        .threads;
     assert_eq!(globex.len(), 1, "globex has its own t1 only");
     assert_eq!(globex[0].tenant, "globex");
     assert!(
@@ -52,6 +57,7 @@ pub async fn threads_per_tenant<S: ThreadStore + RunStore>(store: &S) {
             .list_threads("initech")
             .await
             .expect("list")
+            .threads
             .is_empty(),
         "a tenant without threads lists none"
     );
@@ -75,7 +81,15 @@ pub async fn threads_per_tenant<S: ThreadStore + RunStore>(store: &S) {
         .thread("globex", "t1")
         .await
         .expect("globex/t1 survives acme's delete of its t1");
-    assert_eq!(store.list_threads("acme").await.expect("list").len(), 3);
+    assert_eq!(
+        store
+            .list_threads("acme")
+            .await
+            .expect("list")
+            .threads
+            .len(),
+        3
+    );
 }
 
 /// A thread id is unique within its tenant, not across tenants.
@@ -130,7 +144,12 @@ pub async fn foreign_tenant_sees_nothing<S: ThreadStore + RunStore>(store: &S) {
         "begin_run on another tenant's thread"
     );
     assert!(
-        store.list_threads("globex").await.expect("list").is_empty(),
+        store
+            .list_threads("globex")
+            .await
+            .expect("list")
+            .threads
+            .is_empty(),
         "list_threads()"
     );
     assert!(

@@ -10,7 +10,7 @@ use super::ticket::Ticket;
 use super::traits::{RunStore, ThreadStore};
 use super::types::{
     JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, RunStatus, StepEntry, ThreadInfo,
-    ThreadMessage, now_ms, random_id,
+    ThreadList, ThreadMessage, now_ms, random_id,
 };
 use crate::model::Message;
 
@@ -147,7 +147,7 @@ impl ThreadStore for MemoryStore {
             .ok_or_else(|| thread_not_found(thread_id))
     }
 
-    async fn list_threads(&self, tenant: &str) -> Result<Vec<ThreadInfo>, StoreError> {
+    async fn list_threads(&self, tenant: &str) -> Result<ThreadList, StoreError> {
         let state = self.state();
         let mut threads: Vec<_> = state
             .threads
@@ -156,7 +156,10 @@ impl ThreadStore for MemoryStore {
             .map(|((t, id), thread)| (thread.order, thread.info(t, id)))
             .collect();
         threads.sort_by_key(|(order, _)| *order);
-        Ok(threads.into_iter().map(|(_, info)| info).collect())
+        Ok(ThreadList {
+            threads: threads.into_iter().map(|(_, info)| info).collect(),
+            unreadable: Vec::new(),
+        })
     }
 
     async fn delete_thread(&self, tenant: &str, thread_id: &str) -> Result<(), StoreError> {

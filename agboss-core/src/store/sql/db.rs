@@ -95,6 +95,22 @@ pub(crate) fn backend(operation: &'static str) -> impl FnOnce(sqlx::Error) -> St
     move |e| StoreError::backend(operation, e)
 }
 
+/// Maps a driver error reading a column of a stored `what` row: a value the column's type cannot
+/// hold (a damaged row) is [`StoreError::Corrupt`], anything else [`StoreError::Backend`] of
+/// `operation`.
+pub(super) fn column(
+    what: &'static str,
+    operation: &'static str,
+) -> impl Fn(sqlx::Error) -> StoreError {
+    move |e| match e {
+        sqlx::Error::ColumnDecode { .. } | sqlx::Error::Decode(_) => StoreError::Corrupt {
+            what: what.into(),
+            detail: e.to_string(),
+        },
+        e => StoreError::backend(operation, e),
+    }
+}
+
 /// Maps a migration failure: the database could not be brought to this build's schema.
 pub(crate) fn schema_error(e: sqlx::migrate::MigrateError) -> StoreError {
     let detail = match &e {

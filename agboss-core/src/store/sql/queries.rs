@@ -63,8 +63,11 @@ pub(super) const MESSAGES: &str = "SELECT seq, run_id, format, body FROM message
 /// Reserves the positions of `$3` new messages: returns the first.
 pub(super) const RESERVE_MESSAGES: &str = "UPDATE threads SET message_count = message_count + $3 \
      WHERE tenant = $1 AND id = $2 RETURNING message_count - $3";
+/// Inserts a message at a reserved position: no row when one is there already (the thread's
+/// `message_count` is lower than its stored messages).
 pub(super) const INSERT_MESSAGE: &str = "INSERT INTO messages \
-     (tenant, thread_id, seq, run_id, format, body) VALUES ($1, $2, $3, $4, $5, $6)";
+     (tenant, thread_id, seq, run_id, format, body) VALUES ($1, $2, $3, $4, $5, $6) \
+     ON CONFLICT DO NOTHING RETURNING seq";
 
 pub(super) const RUN_EXISTS: &str = "SELECT 1 FROM runs WHERE tenant = $1 AND run_id = $2";
 pub(super) const SELECT_RUN: &str = concat!(

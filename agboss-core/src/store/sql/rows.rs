@@ -1,7 +1,8 @@
-//! Rows into records, on any driver, column by column: a column that cannot be read is
-//! [`StoreError::Backend`]; an unknown status or state, a negative count or an unreadable body
-//! is [`StoreError::Corrupt`] or [`StoreError::UnknownFormat`].
-use super::db::{Db, backend, stored_u64};
+//! Rows into records, on any driver, column by column: a column whose value its type cannot
+//! hold, an unknown status or state, a negative count or an unreadable body is
+//! [`StoreError::Corrupt`] or [`StoreError::UnknownFormat`] (never retried); a driver failure
+//! is [`StoreError::Backend`].
+use super::db::{Db, column, stored_u64};
 use crate::store::error::StoreError;
 use crate::store::state::TicketState;
 use crate::store::ticket::{Ticket, TicketDecision};
@@ -11,9 +12,9 @@ use crate::store::types::{
 
 /// A `runs` row (the run columns first), decoded.
 pub(super) fn run_record<D: Db>(row: &D::Row, op: &'static str) -> Result<RunRecord, StoreError> {
-    let text = |i| D::get_text(row, i).map_err(backend(op));
-    let opt = |i| D::get_opt_text(row, i).map_err(backend(op));
-    let int = |i| D::get_int(row, i).map_err(backend(op));
+    let text = |i| D::get_text(row, i).map_err(column("run", op));
+    let opt = |i| D::get_opt_text(row, i).map_err(column("run", op));
+    let int = |i| D::get_int(row, i).map_err(column("run", op));
     Ok(RunRecord {
         tenant: text(0)?,
         run_id: text(1)?,
@@ -26,7 +27,7 @@ pub(super) fn run_record<D: Db>(row: &D::Row, op: &'static str) -> Result<RunRec
         error: opt(8)?,
         steps: stored_u64("run", int(9)?)?,
         lease_worker: opt(10)?,
-        lease_expires_at_ms: D::get_opt_int(row, 11).map_err(backend(op))?,
+        lease_expires_at_ms: D::get_opt_int(row, 11).map_err(column("run", op))?,
         lease_token: int(12)?,
     })
 }
@@ -42,7 +43,7 @@ pub(super) fn thread_info<D: Db>(row: &D::Row, op: &'static str) -> Result<Threa
             D::get_int(row, 4)?,
         ))
     };
-    let (tenant, id, title, message_count, created_at_ms) = read().map_err(backend(op))?;
+    let (tenant, id, title, message_count, created_at_ms) = read().map_err(column("thread", op))?;
     Ok(ThreadInfo {
         message_count: stored_u64("thread", message_count)?,
         id,
@@ -55,9 +56,9 @@ pub(super) fn thread_info<D: Db>(row: &D::Row, op: &'static str) -> Result<Threa
 /// A `tickets` row (in `ticket_columns!` order), decoded: an unknown state or an unreadable
 /// decision is [`StoreError::Corrupt`].
 pub(super) fn ticket<D: Db>(row: &D::Row, op: &'static str) -> Result<Ticket, StoreError> {
-    let text = |i| D::get_text(row, i).map_err(backend(op));
-    let opt = |i| D::get_opt_text(row, i).map_err(backend(op));
-    let int = |i| D::get_int(row, i).map_err(backend(op));
+    let text = |i| D::get_text(row, i).map_err(column("ticket", op));
+    let opt = |i| D::get_opt_text(row, i).map_err(column("ticket", op));
+    let int = |i| D::get_int(row, i).map_err(column("ticket", op));
     Ok(Ticket {
         tenant: text(0)?,
         id: text(1)?,
@@ -93,7 +94,7 @@ pub(super) fn thread_message<D: Db>(
             D::get_text(row, 3)?,
         ))
     };
-    let (seq, run_id, format, body) = read().map_err(backend(op))?;
+    let (seq, run_id, format, body) = read().map_err(column("thread message", op))?;
     Ok(ThreadMessage {
         seq: stored_u64("thread message", seq)?,
         run_id,
@@ -113,7 +114,7 @@ pub(super) fn journal_step<D: Db>(
             D::get_text(row, 2)?,
         ))
     };
-    let (seq, format, body) = read().map_err(backend(op))?;
+    let (seq, format, body) = read().map_err(column("journal step", op))?;
     Ok(JournalStep {
         seq: stored_u64("journal step", seq)?,
         entry: StepEntry::decode(format, &body)?,

@@ -82,7 +82,8 @@ impl<D: Dialect> Write<'_, D> {
     }
 
     /// Appends `messages` to a thread, at the positions after its last message (the thread's
-    /// row, updated first, numbers them).
+    /// row, updated first, numbers them). A position already taken (the thread's count is lower
+    /// than its stored messages) is [`StoreError::Corrupt`], and the transaction writes nothing.
     pub(super) async fn append_messages(
         &mut self,
         op: &'static str,
@@ -103,14 +104,24 @@ impl<D: Dialect> Write<'_, D> {
         };
         let first = D::get_int(&row, 0).map_err(backend(op))?;
         for (i, message) in messages.iter().enumerate() {
+            let seq = first.saturating_add(sql_u64(i as u64));
             let insert = sqlx::query(INSERT_MESSAGE)
                 .text(tenant)
                 .text(thread_id)
-                .int(first.saturating_add(sql_u64(i as u64)))
+                .int(seq)
                 .text(run_id)
                 .int(FORMAT_VERSION)
                 .text(&encode_message(message));
-            self.execute(op, insert).await?;
+            if self.optional(op, insert).await?.is_none() {
+                // Rolled back with the transaction: nothing is overwritten.
+                return Err(StoreError::Corrupt {
+                    what: "thread".into(),
+                    detail: format!(
+                        "thread `{thread_id}` counts {first} messages, but it holds message {seq} \
+                         already"
+                    ),
+                });
+            }
         }
         Ok(())
     }

@@ -12,7 +12,7 @@ use super::store::SqlStore;
 use crate::store::checks::thread_not_found;
 use crate::store::error::StoreError;
 use crate::store::traits::ThreadStore;
-use crate::store::types::{NewThread, ThreadInfo, ThreadMessage, random_id};
+use crate::store::types::{NewThread, ThreadInfo, ThreadList, ThreadMessage, random_id};
 
 impl<D: Dialect> ThreadStore for SqlStore<D> {
     async fn create_thread(&self, tenant: &str, new: NewThread) -> Result<ThreadInfo, StoreError> {
@@ -39,10 +39,21 @@ impl<D: Dialect> ThreadStore for SqlStore<D> {
         thread_info::<D>(&row, OP)
     }
 
-    async fn list_threads(&self, tenant: &str) -> Result<Vec<ThreadInfo>, StoreError> {
+    async fn list_threads(&self, tenant: &str) -> Result<ThreadList, StoreError> {
         const OP: &str = "list threads";
         let rows = self.all(OP, sqlx::query(LIST_THREADS).text(tenant)).await?;
-        rows.iter().map(|row| thread_info::<D>(row, OP)).collect()
+        let mut list = ThreadList::default();
+        for row in &rows {
+            match thread_info::<D>(row, OP) {
+                Ok(thread) => list.threads.push(thread),
+                Err(e) if e.is_permanent() => {
+                    let id = D::get_text(row, 1).map_err(backend(OP))?;
+                    list.unreadable.push((id, e));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(list)
     }
 
     async fn delete_thread(&self, tenant: &str, thread_id: &str) -> Result<(), StoreError> {
