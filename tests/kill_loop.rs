@@ -1,6 +1,7 @@
 //! The kill-9 loop: N runs (`AGBOSS_KILL_LOOP_N`, 100 by default) of a real child process, each
 //! killed with SIGKILL at a random point of its run (before its refund, during it, after it, or
-//! after the run ended), each then ended by another process that resumes it. For every run: it
+//! after the run ended), each then ended by another process that resumes it (every other run: a
+//! standby's `take_over_runs`, once the lease expired). For every run: it
 //! ends (completed, or failed with a typed error; never left running), the refund ran at most
 //! once, and exactly once when the run completed. A refund that started and has no recorded end
 //! is never run again blindly: the resumed run stops as in doubt, and the resumer settles it from
@@ -54,7 +55,13 @@ fn child(mode: &str, store: &str, schema: &str, counter: &str, run_id: &str) -> 
 
 /// Runs the resumer of `run_id` to its end (within [`RESUME_LIMIT`]) and returns its output.
 fn resume(store: &str, schema: &str, counter: &str, run_id: &str, replay: &str) -> String {
-    let mut resumer = child("loop-resume", store, schema, counter, run_id)
+    // Every other run is ended by a standby's takeover.
+    let mode = if run_id.ends_with(['1', '3', '5', '7', '9']) {
+        "loop-standby"
+    } else {
+        "loop-resume"
+    };
+    let mut resumer = child(mode, store, schema, counter, run_id)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -84,6 +91,7 @@ struct Tally {
     never_stored: usize,
     finished_before_kill: usize,
     resumed: usize,
+    taken_over: usize,
     in_doubt_done: usize,
     in_doubt_not_done: usize,
 }
@@ -187,6 +195,9 @@ fn kill_loop(label: &str, store: &str, schema: &str) {
         } else {
             assert!(lines.contains(&"ANSWER Refund done."), "{replay}: {stdout}");
             tally.resumed += 1;
+        }
+        if lines.contains(&"TAKEN OVER") {
+            tally.taken_over += 1;
         }
         if lines.contains(&"INDOUBT done") {
             tally.in_doubt_done += 1;

@@ -24,7 +24,8 @@
 //! after the kill: it resumes it (waiting out the dead worker's lease), settles a call in doubt
 //! by looking at the counter file (the refund's own record of its work), and prints what it found
 //! (`NORUN`, `FINISHED`, `INDOUBT done|not-done`, `ANSWER <text>`) and then
-//! `STATUS <run status>`. The lease lasts `JOURNAL_CHILD_LEASE_MS` (default 600 ms).
+//! `STATUS <run status>`. `journal-child loop-standby ...` does the same as a standby worker,
+//! through `take_over_runs` once the dead worker's lease expired. The lease lasts `JOURNAL_CHILD_LEASE_MS` (default 600 ms).
 //!
 //! `<store>` is `sqlite:<path>` or a `postgres://` URL (`<schema>` then names the schema).
 use std::io::Write as _;
@@ -177,7 +178,7 @@ async fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: journal-child <crash|resume|approval-wait|approval-decide|loop-run|loop-resume> <store> <schema> <counter-file> <run-id> [ticket-id]"
+                "usage: journal-child <crash|resume|approval-wait|approval-decide|loop-run|loop-resume|loop-standby> <store> <schema> <counter-file> <run-id> [ticket-id]"
             );
             return ExitCode::from(2);
         }
@@ -194,7 +195,9 @@ async fn main() -> ExitCode {
             )
             .await
         }
-        "loop-run" | "loop-resume" => looped(mode, url, schema, counter, run_id).await,
+        "loop-run" | "loop-resume" | "loop-standby" => {
+            looped(mode, url, schema, counter, run_id).await
+        }
         _ => run(mode, url, schema, counter, run_id).await,
     };
     match result {
@@ -275,6 +278,30 @@ async fn resume_when_free(
             }
             other => return other,
         }
+    }
+}
+
+/// Takes `run_id` over as a standby worker does, once its lease expired: the result of
+/// `take_over_runs` for it, or why there is nothing to take over (it is not stored, or finished).
+async fn take_over(app: &App, run_id: &str) -> Result<Result<RunOutput, RunError>, RunError> {
+    let store = app.store().ok_or(StoreError::NotConfigured)?;
+    loop {
+        let record = match agboss_core::store::RunStore::run(store, "acme", run_id).await {
+            Err(err @ StoreError::RunNotFound { .. }) => return Ok(Err(err.into())),
+            other => other?,
+        };
+        if record.status != agboss_core::store::RunStatus::Running {
+            let run_id = run_id.to_string();
+            return Ok(Err(StoreError::RunFinished { run_id }.into()));
+        }
+        for (id, result) in app.take_over_runs(10).await? {
+            if id == run_id && !matches!(result, Err(RunError::Store(StoreError::LeaseHeld { .. })))
+            {
+                println!("TAKEN OVER");
+                return Ok(result);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -385,7 +412,12 @@ async fn looped(
         return Ok(());
     }
     loop {
-        match resume_when_free(&app, run_id, &ctx).await {
+        let result = if mode == "loop-standby" {
+            take_over(&app, run_id).await?
+        } else {
+            resume_when_free(&app, run_id, &ctx).await
+        };
+        match result {
             // Killed before its run was stored: nothing of it was done.
             Err(RunError::Store(StoreError::RunNotFound { .. })) => {
                 println!("NORUN");
