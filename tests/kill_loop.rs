@@ -7,8 +7,10 @@
 //! is never run again blindly: the resumed run stops as in doubt, and the resumer settles it from
 //! the refund's own record (the counter file) before it resumes again.
 //!
-//! The kill points come from a seed printed at the start (`AGBOSS_KILL_LOOP_SEED` replays it);
-//! they range over the time a whole run took in a calibration run, and a little beyond.
+//! The kill points come from a seed printed at the start (`AGBOSS_KILL_LOOP_SEED` replays the
+//! same delays; where in the run each lands depends on the machine's timing, so a failure message
+//! also names the run and its delay); they range over the time a whole run took in a calibration
+//! run, and a quarter beyond it. The whole loop has a time limit (60 s + 2 s a run).
 use std::os::unix::process::ExitStatusExt as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
