@@ -4,42 +4,15 @@
 //! tool appends to) proves the tool ran exactly once, and the conversation completes.
 use std::io::{BufRead as _, BufReader};
 use std::os::unix::process::ExitStatusExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-const CHILD: &str = env!("CARGO_BIN_EXE_journal-child");
+#[path = "kill/support.rs"]
+mod support;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "agboss-kill-{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// The PostgreSQL server of the tests (`bash scripts/test.sh` starts one); a missing one fails
-/// the test in CI and skips it elsewhere.
-fn pg_url() -> Option<String> {
-    match std::env::var("AGBOSS_TEST_POSTGRES_URL") {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!(
-                "AGBOSS_TEST_POSTGRES_URL is not set: CI runs the PostgreSQL tests (bash scripts/test.sh)"
-            )
-        }
-        _ => {
-            eprintln!("skipped: AGBOSS_TEST_POSTGRES_URL not set (run bash scripts/test.sh)");
-            None
-        }
-    }
-}
+use support::{CHILD, pg_url, refunds, scratch};
 
 /// Starts the child with `args` and waits (a minute at most) for the first line it prints.
 fn start(args: &[&str]) -> (Child, Result<String, mpsc::RecvTimeoutError>) {
@@ -59,12 +32,6 @@ fn start(args: &[&str]) -> (Child, Result<String, mpsc::RecvTimeoutError>) {
     });
     let line = rx.recv_timeout(Duration::from_secs(60));
     (child, line)
-}
-
-fn refunds(counter: &Path) -> usize {
-    std::fs::read_to_string(counter)
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
 }
 
 fn kill_and_resume(store: &str, schema: &str, dir: &Path) {

@@ -17,6 +17,16 @@
 //! <ticket-id>` approves the ticket as a manager from another process and resumes the run,
 //! printing `ANSWER <text>` and `TICKET <state>`.
 //!
+//! `journal-child loop-run <store> <schema> <counter-file> <run-id>` (the kill loop,
+//! `tests/kill_loop.rs`) runs one refund on thread `<run-id>` to its end and prints `DONE`: the
+//! model asks for a refund whose tool sleeps before and after appending to `<counter-file>`, then
+//! answers; the test kills it at a random point. `journal-child loop-resume ...` ends the run
+//! after the kill: it resumes it (waiting out the dead worker's lease), settles a call in doubt
+//! by looking at the counter file (the refund's own record of its work), and prints what it found
+//! (`NORUN`, `FINISHED`, `INDOUBT done|not-done`, `ANSWER <text>`) and then
+//! `STATUS <run status>`. `journal-child loop-standby ...` does the same as a standby worker,
+//! through `take_over_runs` once the dead worker's lease expired. The lease lasts `JOURNAL_CHILD_LEASE_MS` (default 600 ms).
+//!
 //! `<store>` is `sqlite:<path>` or a `postgres://` URL (`<schema>` then names the schema).
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -25,8 +35,8 @@ use std::time::Duration;
 
 use agboss_core::dto::Dto;
 use agboss_core::engine::Decision;
-use agboss_core::engine::{RunContext, RunError, Target};
-use agboss_core::model::SharedChatModel;
+use agboss_core::engine::{InDoubtResolution, RunContext, RunError, RunOutput, Target};
+use agboss_core::model::{Message, SharedChatModel};
 use agboss_core::store::Ticket;
 use agboss_core::store::{NewThread, PostgresStore, SharedStore, SqliteStore, StoreError};
 use agboss_core::{
@@ -46,6 +56,18 @@ pub struct KcOrderDto {
 #[injectable(provided)]
 pub struct KcCounter(std::path::PathBuf);
 
+impl KcCounter {
+    /// Appends `<kind> <order>` to the file and syncs it: the tool's work, done.
+    fn record(&self, kind: &str, order_id: &str) -> std::io::Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.0)?;
+        writeln!(file, "{kind} {order_id}")?;
+        file.sync_all()
+    }
+}
+
 #[tool(name = "kc-refund-tool", description = "Refunds an order", input = KcOrderDto,
        output = KcOrderDto, deps = [KcCounter])]
 pub struct KcRefundTool {
@@ -54,12 +76,7 @@ pub struct KcRefundTool {
 
 impl ToolHandler<KcOrderDto, KcOrderDto> for KcRefundTool {
     async fn run(&self, input: KcOrderDto) -> Result<KcOrderDto, ToolError> {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.counter.0)?;
-        writeln!(file, "refund {}", input.order_id)?;
-        file.sync_all()?;
+        self.counter.record("refund", &input.order_id)?;
         Ok(input)
     }
 }
@@ -67,6 +84,27 @@ impl ToolHandler<KcOrderDto, KcOrderDto> for KcRefundTool {
 #[agent(name = "kc-desk-agent", description = "Refunds orders", instructions = "Help.",
         tools = [KcRefundTool])]
 pub struct KcDeskAgent;
+
+/// The kill loop's refund: sleeps before and after appending to the counter file, so that a
+/// random kill often lands inside the call.
+#[tool(name = "kc-slow-refund-tool", description = "Refunds an order, slowly",
+       input = KcOrderDto, output = KcOrderDto, deps = [KcCounter])]
+pub struct KcSlowRefundTool {
+    counter: Arc<KcCounter>,
+}
+
+impl ToolHandler<KcOrderDto, KcOrderDto> for KcSlowRefundTool {
+    async fn run(&self, input: KcOrderDto) -> Result<KcOrderDto, ToolError> {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.counter.record("refund", &input.order_id)?;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        Ok(input)
+    }
+}
+
+#[agent(name = "kc-loop-agent", description = "Refunds orders", instructions = "Help.",
+        tools = [KcSlowRefundTool])]
+pub struct KcLoopAgent;
 
 /// Managers of the ticket's tenant approve payouts.
 #[channel(name = "kc-manager-channel", description = "Managers approve payouts")]
@@ -91,12 +129,7 @@ pub struct KcPayoutTool {
 
 impl ToolHandler<KcOrderDto, KcOrderDto> for KcPayoutTool {
     async fn run(&self, input: KcOrderDto) -> Result<KcOrderDto, ToolError> {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.counter.0)?;
-        writeln!(file, "payout {}", input.order_id)?;
-        file.sync_all()?;
+        self.counter.record("payout", &input.order_id)?;
         Ok(input)
     }
 }
@@ -119,7 +152,12 @@ fn child_app(
         .shared_model(Arc::clone(model) as SharedChatModel)
         .store(store)
         .worker_id(format!("{mode}-{}", std::process::id()))
-        .lease_ttl(Duration::from_millis(600))
+        .lease_ttl(Duration::from_millis(
+            std::env::var("JOURNAL_CHILD_LEASE_MS")
+                .ok()
+                .and_then(|ms| ms.parse().ok())
+                .unwrap_or(600),
+        ))
         .build()
 }
 
@@ -140,7 +178,7 @@ async fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: journal-child <crash|resume|approval-wait|approval-decide> <store> <schema> <counter-file> <run-id> [ticket-id]"
+                "usage: journal-child <crash|resume|approval-wait|approval-decide|loop-run|loop-resume|loop-standby> <store> <schema> <counter-file> <run-id> [ticket-id]"
             );
             return ExitCode::from(2);
         }
@@ -156,6 +194,9 @@ async fn main() -> ExitCode {
                 ticket.map(String::as_str),
             )
             .await
+        }
+        "loop-run" | "loop-resume" | "loop-standby" => {
+            looped(mode, url, schema, counter, run_id).await
         }
         _ => run(mode, url, schema, counter, run_id).await,
     };
@@ -216,20 +257,52 @@ async fn run(
             () = stalled => unreachable!(),
         }
     }
-    let out = loop {
-        match app.resume_run(run_id, ctx.clone()).await {
-            // The killed worker's lease has not expired yet.
-            Err(RunError::Store(StoreError::LeaseHeld { .. })) => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            other => break other?,
-        }
-    };
+    let out = resume_when_free(&app, run_id, &ctx).await?;
     let messages = app.threads("acme").messages("t1").await?;
     println!("ANSWER {}", out.text);
     println!("REPLAYED {}", out.replayed_steps);
     println!("MESSAGES {}", messages.len());
     Ok(())
+}
+
+/// Resumes `run_id` once the killed worker's lease expired.
+async fn resume_when_free(
+    app: &App,
+    run_id: &str,
+    ctx: &RunContext,
+) -> Result<RunOutput, RunError> {
+    loop {
+        match app.resume_run(run_id, ctx.clone()).await {
+            Err(RunError::Store(StoreError::LeaseHeld { .. })) => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Takes `run_id` over as a standby worker does, once its lease expired: the result of
+/// `take_over_runs` for it, or why there is nothing to take over (it is not stored, or finished).
+async fn take_over(app: &App, run_id: &str) -> Result<Result<RunOutput, RunError>, RunError> {
+    let store = app.store().ok_or(StoreError::NotConfigured)?;
+    loop {
+        let record = match agboss_core::store::RunStore::run(store, "acme", run_id).await {
+            Err(err @ StoreError::RunNotFound { .. }) => return Ok(Err(err.into())),
+            other => other?,
+        };
+        if record.status != agboss_core::store::RunStatus::Running {
+            let run_id = run_id.to_string();
+            return Ok(Err(StoreError::RunFinished { run_id }.into()));
+        }
+        for (id, result) in app.take_over_runs(10).await? {
+            if id == run_id && !matches!(result, Err(RunError::Store(StoreError::LeaseHeld { .. })))
+            {
+                println!("TAKEN OVER");
+                return Ok(result);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 async fn approval(
@@ -285,5 +358,102 @@ async fn approval(
         .state;
     println!("ANSWER {}", out.text);
     println!("TICKET {}", state.as_str());
+    Ok(())
+}
+
+/// The kill loop's model: a refund first, the answer once the refund's observation is in the
+/// conversation (a resumed run may ask for either turn first).
+fn loop_model() -> ScriptedModel {
+    let turn = || {
+        Turn::from_fn(|req| {
+            if req
+                .messages
+                .iter()
+                .any(|m| matches!(m, Message::Tool { .. }))
+            {
+                Turn::text("Refund done.")
+            } else {
+                Turn::tool_call("kc-slow-refund-tool", json!({ "orderId": "ACME-7" }))
+            }
+        })
+    };
+    ScriptedModel::new([turn(), turn(), turn(), turn()])
+}
+
+async fn looped(
+    mode: &str,
+    url: &str,
+    schema: &str,
+    counter: &str,
+    run_id: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let store = open(url, schema).await?;
+    let model = Arc::new(loop_model());
+    let app = child_app(
+        App::builder().agent::<KcLoopAgent>(),
+        mode,
+        counter,
+        &model,
+        store,
+    )?;
+    let ctx = RunContext::new().tenant("acme");
+    if mode == "loop-run" {
+        app.threads("acme")
+            .create(NewThread::new().id(run_id))
+            .await?;
+        let out = app
+            .execute(
+                Target::agent::<KcLoopAgent>(),
+                "Please refund ACME-7",
+                ctx.thread(run_id).run_id(run_id),
+            )
+            .await?;
+        println!("DONE {}", out.text);
+        return Ok(());
+    }
+    loop {
+        let result = if mode == "loop-standby" {
+            take_over(&app, run_id).await?
+        } else {
+            resume_when_free(&app, run_id, &ctx).await
+        };
+        match result {
+            // Killed before its run was stored: nothing of it was done.
+            Err(RunError::Store(StoreError::RunNotFound { .. })) => {
+                println!("NORUN");
+                return Ok(());
+            }
+            Err(RunError::Store(StoreError::RunFinished { .. })) => {
+                println!("FINISHED");
+                break;
+            }
+            // The refund started and its end was never recorded: its own record (the counter
+            // file) says whether it was done.
+            Err(RunError::InDoubt { call_id, .. }) => {
+                let done = std::fs::read_to_string(counter).is_ok_and(|s| !s.is_empty());
+                let resolution = if done {
+                    InDoubtResolution::Completed {
+                        observation: r#"{"orderId":"ACME-7"}"#.to_string(),
+                        is_error: false,
+                    }
+                } else {
+                    InDoubtResolution::NotDone
+                };
+                println!("INDOUBT {}", if done { "done" } else { "not-done" });
+                app.resolve_in_doubt("acme", run_id, &call_id, resolution)
+                    .await?;
+            }
+            Err(err) => {
+                println!("ERROR {err}");
+                break;
+            }
+            Ok(out) => {
+                println!("ANSWER {}", out.text);
+                break;
+            }
+        }
+    }
+    let record = agboss_core::store::RunStore::run(app.store().unwrap(), "acme", run_id).await?;
+    println!("STATUS {}", record.status.as_str());
     Ok(())
 }
