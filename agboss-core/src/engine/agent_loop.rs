@@ -434,20 +434,19 @@ impl Engine {
                 .iter()
                 .map(|c| c.definition().name.as_str())
                 .collect();
+            // The name is the model's text: quoted bounded, like every error text.
+            let name = crate::dto::bounded(call.name.clone());
             let reason = if known.is_empty() {
-                format!("Unknown tool `{}`: no tools are available.", call.name)
+                format!("Unknown tool `{name}`: no tools are available.")
             } else {
                 format!(
-                    "Unknown tool `{}`. The tools you can call are: {}.",
-                    call.name,
+                    "Unknown tool `{name}`. The tools you can call are: {}.",
                     known.join(", ")
                 )
             };
             let mut outcome = CallOutcome::failed(
                 FailureKind::Rejected,
-                ToolCallError::NotInApp {
-                    tool_name: call.name.clone(),
-                },
+                ToolCallError::NotInApp { tool_name: name },
             );
             if let CallOutcome::Failed(failure) = &mut outcome {
                 failure.set_report(reason);

@@ -142,3 +142,28 @@ async fn a_block_cancels_sibling_calls_still_in_flight() {
         RunEvent::ToolCallDecision { call_id, decision: CallDecision::Blocked { .. }, .. } if call_id == "b1"
     )));
 }
+
+#[tokio::test]
+async fn an_unknown_tool_name_of_a_megabyte_is_quoted_short() {
+    let name = format!("{}-tool", "x".repeat(1 << 20));
+    let f = fixture([calls(&[("u1", name.as_str(), "{}")]), Turn::text("Sorry.")]);
+    let out = f
+        .app
+        .execute(Target::agent::<SupportAgent>(), "x", acme())
+        .await
+        .unwrap();
+    assert_eq!(out.text, "Sorry.");
+    let obs = observations(&f.model.requests()[1]);
+    assert_eq!(obs.len(), 1);
+    assert!(obs[0].2, "an error observation");
+    assert!(
+        obs[0].1.starts_with("Unknown tool `xxx"),
+        "{}",
+        &obs[0].1[..80]
+    );
+    assert!(
+        obs[0].1.len() <= 2 * agboss_core::dto::MAX_ERROR_TEXT,
+        "the observation quotes {} bytes of the name",
+        obs[0].1.len()
+    );
+}
