@@ -119,6 +119,15 @@ pub trait Dto: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The type name, for messages.
     const DTO_NAME: &'static str;
 
+    /// Whether a key given twice in the JSON text could reach the value unnoticed: `true` when
+    /// the DTO (or one of its fields, at any depth) holds a map or a raw `#[json]` value, whose
+    /// decoding keeps the last of two equal keys. Then [`from_json_str`](Dto::from_json_str)
+    /// scans the text for duplicate keys before decoding; a DTO of fields only
+    /// (`#[derive(Dto)]` works it out) refuses a field given twice in its typed decode and is
+    /// scanned only when that decode fails. `true` for an impl that does not say (safe).
+    #[doc(hidden)]
+    const OPEN_KEYS: bool = true;
+
     /// JSON Schema of the wire form (the draft 2020-12 subset that OpenAI and Anthropic accept
     /// for tool parameters): `{"type":"object","properties":{..},"required":[..],
     /// "additionalProperties":false}`; each field's `prompt` is its `description`, nested DTOs
@@ -160,15 +169,27 @@ pub trait Dto: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// Otherwise the input is checked as a JSON value and every failure is reported; text that
     /// is not JSON at all is one `json` error at `$`. A key that appears twice in one object,
     /// anywhere in the text (a field, an entry of a map field, inside a `#[json]` value; its
-    /// first occurrence valid or not), is a `duplicate` error at its path, found before any
-    /// decoding, never "the last one wins": a listener or an audit log reading the raw text
-    /// could otherwise see another value than the tool.
+    /// first occurrence valid or not), is a `duplicate` error at its path, never "the last one
+    /// wins": a listener or an audit log reading the raw text could otherwise see another value
+    /// than the tool. (A DTO of fields only ignores keys it does not have, a repeated one too.)
     fn from_json_str(s: &str) -> Result<Self, ValidationError> {
-        if let Some(duplicate) = duplicate::first_duplicate(s) {
-            return Err(duplicate_key::<Self>(duplicate));
+        // A DTO of fields only (`!OPEN_KEYS`) refuses a field given twice in its typed decode:
+        // its text is scanned only when that decode fails (a first occurrence of the wrong type,
+        // or null, then a valid one), off the fast path.
+        let duplicate = |s: &str| duplicate::first_duplicate(s).map(duplicate_key::<Self>);
+        if Self::OPEN_KEYS
+            && let Some(refused) = duplicate(s)
+        {
+            return Err(refused);
         }
         match serde_json::from_str::<Self>(s) {
             Ok(value) => value.validate().map(|()| value),
+            Err(_)
+                if !Self::OPEN_KEYS
+                    && let Some(refused) = duplicate(s) =>
+            {
+                Err(refused)
+            }
             Err(serde_error) => match serde_json::from_str::<Value>(s) {
                 Ok(json) => diagnose::<Self>(&json),
                 Err(_) => Err(ValidationError::single(

@@ -179,3 +179,48 @@ fn single_builds_a_one_error_validation_error() {
     assert_eq!(err.errors, [FieldError::at("$.a", "type", "bad")]);
     assert_eq!(err.to_string(), "invalid X (1 error):\n- $.a: bad");
 }
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct ClosedDto {
+    #[text(prompt = "Order ID")]
+    pub order_id: String,
+    #[integer(prompt = "Count")]
+    pub count: Option<i64>,
+}
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct TaggedDto {
+    #[text(prompt = "Order ID")]
+    pub order_id: String,
+    #[text(prompt = "Tags")]
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct OuterDto {
+    #[nested(prompt = "Inner")]
+    pub inner: Vec<TaggedDto>,
+}
+
+#[test]
+fn only_dtos_that_can_hold_a_repeated_key_unnoticed_are_scanned_before_decoding() {
+    // Fields only: the typed decode refuses a repeated field itself.
+    const { assert!(!<ClosedDto as Dto>::OPEN_KEYS) };
+    // A map (or raw JSON) keeps the last of two keys: scanned, at any depth.
+    const { assert!(<TaggedDto as Dto>::OPEN_KEYS) };
+    const { assert!(<OuterDto as Dto>::OPEN_KEYS) };
+    // Either way a repeated key of the DTO is refused, its first value valid or not.
+    for text in [
+        r#"{"orderId":"A-1","orderId":"A-2"}"#,
+        r#"{"orderId":null,"orderId":"A-2"}"#,
+    ] {
+        let err = ClosedDto::from_json_str(text).unwrap_err();
+        assert_eq!(err.errors[0].code, "duplicate", "{text}: {err}");
+    }
+    let err = OuterDto::from_json_str(r#"{"inner":[{"orderId":"A","tags":{"a":"1","a":"2"}}]}"#)
+        .unwrap_err();
+    assert_eq!(err.errors[0].code, "duplicate", "{err}");
+    // A key the DTO does not have is ignored, repeated or not (the tool never reads it).
+    let ok = ClosedDto::from_json_str(r#"{"orderId":"A-1","note":1,"note":2}"#).unwrap();
+    assert_eq!(ok.order_id, "A-1");
+}

@@ -92,6 +92,8 @@ pub fn generate(model: &Model) -> TokenStream {
     let mut schema_stmts = Vec::new();
     let mut validate_stmts = Vec::new();
     let mut check_stmts = Vec::new();
+    // `Dto::OPEN_KEYS`: whether a field can hold a map or raw JSON (a schemars type may).
+    let mut open_keys = vec![quote!(false)];
     for (i, f) in model.fields.iter().enumerate() {
         let (ident, ty, wire, prompt) = (&f.ident, &f.ty, f.wire.as_str(), f.prompt.as_str());
         // The one check of the field's type, at the field.
@@ -157,10 +159,12 @@ pub fn generate(model: &Model) -> TokenStream {
             check_stmts.push(quote! {
                 <#rt::SchemaField<#ty>>::check(__object, #wire, #required, __path, __errors);
             });
+            open_keys.push(quote!(true));
             continue;
         }
         let cname = constraints(i, f, &mut support);
         let field = quote!(<#rt::Field<#ty>>);
+        open_keys.push(quote!(#field::OPEN_KEYS));
         ser_stmts.push(quote! {
             if #field::is_absent(&self.#ident) {
                 #serde::ser::SerializeStruct::skip_field(&mut __state, #wire)?;
@@ -246,6 +250,7 @@ pub fn generate(model: &Model) -> TokenStream {
             #[automatically_derived]
             impl #rt::Dto for #name {
                 const DTO_NAME: &'static str = #name_str;
+                const OPEN_KEYS: bool = #(#open_keys)||*;
 
                 fn json_schema() -> #json::Value {
                     let mut __properties = #json::Map::new();

@@ -9,6 +9,8 @@ use crate::dto::{Dto, FieldError, JsonPath};
 // nested
 
 impl<T: Dto> DtoValue for T {
+    const OPEN_KEYS: bool = T::OPEN_KEYS;
+
     fn schema(_: &Constraints) -> Value {
         T::json_schema()
     }
@@ -33,6 +35,7 @@ impl<T: Dto> DtoValue for T {
 
 impl<T: DtoValue> DtoValue for Option<T> {
     const REQUIRED: bool = false;
+    const OPEN_KEYS: bool = T::OPEN_KEYS;
 
     fn schema(c: &Constraints) -> Value {
         T::schema(c)
@@ -102,6 +105,8 @@ fn enough(errors: &[FieldError]) -> bool {
 }
 
 impl<T: DtoValue> DtoValue for Vec<T> {
+    const OPEN_KEYS: bool = T::OPEN_KEYS;
+
     fn schema(c: &Constraints) -> Value {
         let mut map = Map::new();
         map.insert("type".to_owned(), Value::from("array"));

@@ -63,6 +63,8 @@ pub fn check_enum(
 // `#[json]`
 
 impl DtoValue for Value {
+    const OPEN_KEYS: bool = true;
+
     fn schema(_: &Constraints) -> Value {
         Value::Object(Map::new())
     }
@@ -130,6 +132,8 @@ fn check_map_json<T: DtoValue>(
 macro_rules! map_value {
     ($map:ident) => {
         impl<T: DtoValue> DtoValue for $map<String, T> {
+            const OPEN_KEYS: bool = true;
+
             fn schema(c: &Constraints) -> Value {
                 map_schema::<T>(c)
             }

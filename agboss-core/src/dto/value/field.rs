@@ -21,6 +21,8 @@ pub struct Field<T: ?Sized>(PhantomData<T>);
 impl<T: DtoValue + Serialize + DeserializeOwned> Field<T> {
     /// Whether the member must be present.
     pub const REQUIRED: bool = T::REQUIRED;
+    /// Whether a key given twice could reach its value unnoticed (`DtoValue::OPEN_KEYS`).
+    pub const OPEN_KEYS: bool = T::OPEN_KEYS;
 
     /// The field's schema.
     pub fn schema(c: &Constraints) -> Value {
@@ -91,6 +93,7 @@ impl<T: DtoValue + Serialize + DeserializeOwned> Field<T> {
 #[allow(missing_docs)]
 pub trait NotAField<T> {
     const REQUIRED: bool = true;
+    const OPEN_KEYS: bool = true;
 
     fn schema(_: &Constraints) -> Value {
         Value::Null

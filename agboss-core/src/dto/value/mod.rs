@@ -90,6 +90,10 @@ pub trait DtoValue {
     /// Whether the field must be present (`false` for `Option`).
     const REQUIRED: bool = true;
 
+    /// Whether a key given twice could reach the value unnoticed (see `Dto::OPEN_KEYS`): a map,
+    /// a raw JSON value, or a DTO that holds one. `false` for scalars.
+    const OPEN_KEYS: bool = false;
+
     /// The JSON Schema of the field (without its `description`).
     fn schema(c: &Constraints) -> Value;
 
