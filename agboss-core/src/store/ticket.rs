@@ -151,4 +151,24 @@ impl Ticket {
             expires_at_ms: i64::MAX,
         }
     }
+
+    /// The ticket's state as of `now_ms`, what a reader (an inbox, a console) shows: a pending
+    /// ticket past its expiry reads as [`TicketState::Expired`] at once, though the store
+    /// records the move only when its run is resumed or a worker's
+    /// [`App::take_over_runs`](crate::App::take_over_runs) sweeps it; deciding it already
+    /// answers `TicketExpired`.
+    ///
+    /// ```
+    /// use agboss_core::store::{Ticket, TicketState};
+    /// let mut ticket = Ticket::pending("tk1", "refund", r#"{"amount":10}"#);
+    /// ticket.expires_at_ms = ticket.created_at_ms + 60_000;
+    /// assert_eq!(ticket.state_at(ticket.created_at_ms), TicketState::Pending);
+    /// assert_eq!(ticket.state_at(ticket.expires_at_ms), TicketState::Expired);
+    /// ```
+    pub fn state_at(&self, now_ms: i64) -> TicketState {
+        match self.state {
+            TicketState::Pending if now_ms >= self.expires_at_ms => TicketState::Expired,
+            state => state,
+        }
+    }
 }
