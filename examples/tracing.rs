@@ -20,7 +20,8 @@ pub struct OrderAgent;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // The set-up the README shows: levels from RUST_LOG, one line per span when it closes.
+    // The set-up the tracing guide (`agboss_core::guide::tracing`) shows: levels from RUST_LOG,
+    // one line per span when it closes.
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::from_default_env())
         .with_span_events(FmtSpan::CLOSE)
