@@ -120,6 +120,9 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `remote` on `server`. At build the server must be connected
 /// (`AppBuilder::mcp_server`) and list `remote`, and an `input` DTO must fit its input schema.
 ///
+/// The macro is exported whatever agboss-core's features, so its rules are always checked;
+/// without the feature `mcp`, a valid use is the one error `[mcp-tool.feature]` naming it.
+///
 /// # Keys
 ///
 /// | key | written as | default | meaning |
