@@ -96,6 +96,7 @@ pub mod model;
 pub mod pii;
 pub mod pipeline;
 pub mod prelude;
+mod stamp;
 pub mod store;
 pub mod telemetry;
 #[cfg(any(

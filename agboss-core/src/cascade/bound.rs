@@ -63,7 +63,7 @@ impl BoundTool {
             self.meta.approval.map(|c| c.name),
             self.max_result_size,
         );
-        crate::store::types::sha256_hex(policy.as_bytes()).into()
+        crate::stamp::sha256_hex(policy.as_bytes()).into()
     }
     /// The effective `max_result_size` (tool, else agent, else workflow, else application).
     pub fn max_result_size(&self) -> Option<usize> {

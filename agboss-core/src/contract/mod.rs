@@ -15,5 +15,6 @@ pub mod outcome;
 pub mod pii_policy;
 pub mod registry;
 pub mod scope;
+pub mod ticket;
 pub mod tool;
 pub mod workflow;
