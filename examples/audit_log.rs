@@ -137,7 +137,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let callbacks = app.callbacks();
     let get_order = callbacks
         .iter()
-        .find(|c| c.definition().name == <GetOrderTool as agboss_core::Tool>::META.name)
+        .find(|c| {
+            c.definition().name == <GetOrderTool as agboss_core::contract::tool::Tool>::META.name
+        })
         .expect("the tool is in the app");
     let tenant = TenantContext::new("acme");
 

@@ -7,6 +7,16 @@ pub use serde;
 pub use serde_json;
 
 pub mod fallback;
+
+/// The test harness behind `agboss_testing`: one interceptor or guardrail built outside an app
+/// (`harness_build`) and one hook or tool call on it (`harness`).
+pub mod harness_build {
+    pub use crate::cascade::harness_build::*;
+}
+/// See [`harness_build`].
+pub mod harness {
+    pub use crate::pipeline::harness::*;
+}
 mod probe;
 pub use probe::{Dep, NotInjectable, assert_inject, assert_service};
 

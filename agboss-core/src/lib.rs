@@ -112,6 +112,8 @@ pub mod __private;
 
 mod compat;
 #[doc(hidden)]
+pub use compat::moved::*;
+#[doc(hidden)]
 pub use compat::{agent, listener};
 
 /// The reference, page by page: every feature with its rules and compiled examples. Pages
@@ -185,29 +187,15 @@ pub use agboss_macros::{
     agent, application, channel, injectable, input_guardrail, output_guardrail, pii_policy, router,
     tool, tool_interceptor, workflow,
 };
-pub use app::{App, AppBuilder, DynToolHandle, ToolHandle};
-pub use callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
-pub use callback::{SharedToolCallback, ToolCallback, ToolInvocation};
-pub use cascade::{BoundTool, BuildWarning, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
-pub use contract::agent::{Agent, Router, ToolErrorPolicy};
-pub use contract::chain::Chain;
-pub use contract::channel::{ApprovalChannel, Approver};
-pub use contract::guardrail::{
-    Boundary, GuardrailContext, GuardrailVerdict, InputGuardrail, InputGuardrailComponent,
-    OutputGuardrail, OutputGuardrailComponent, OutputStreaming, TextScope,
-};
+pub use app::{App, AppBuilder, ToolHandle};
 pub use contract::interceptor::{
     AfterToolCall, BeforeToolCall, ToolCallContext, ToolCallDecision, ToolCallResultContext,
-    ToolInterceptor, ToolOutput,
+    ToolOutput,
 };
 pub use contract::outcome::{CallDecision, CallFailure, CallOutcome, FailureKind, Rendered};
-pub use contract::pii_policy::{PiiChain, PiiPolicy, PiiPolicyMeta};
-pub use contract::scope::{ScopeKind, ScopeRef};
-pub use contract::tool::{Tool, ToolHandler, ToolMeta};
-pub use contract::workflow::{Application, Workflow};
-pub use di::{CallId, ExecutionContext, Injectable, TenantContext};
-pub use engine::workflow::{Flow, Recovery, WorkflowFlow};
-pub use engine::{RunContext, RunError, RunEvent, RunOutput, RunStream, Target};
+pub use contract::tool::ToolHandler;
+pub use di::{ExecutionContext, TenantContext};
+pub use engine::{RunContext, RunError, RunEvent, RunOutput, Target};
 pub use error::ChannelError;
 pub use error::{
     BlockKind, BuildError, GuardrailBlockKind, GuardrailBlockedError, GuardrailError,

@@ -102,7 +102,7 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     /// refused.
     ///
     /// ```
-    /// # use agboss_core::*;
+    /// # use agboss_core::prelude::*;
     /// # use agboss_core::dto::Dto;
     /// # use agboss_core::engine::Decision;
     /// # use agboss_core::store::{MemoryStore, Ticket};

@@ -157,7 +157,7 @@ impl App {
     }
 
     /// The tools of `agent` as callbacks, decorated with the app's and the agent's listeners:
-    /// what an agent loop calls (see [`crate::callback::stack`]).
+    /// what an agent loop calls (see [`crate::callback`]).
     pub fn agent_callbacks(&self, agent: &ResolvedAgent) -> Vec<SharedToolCallback> {
         agent_stack(
             &self.inner.listeners,

@@ -23,13 +23,14 @@ use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use crate::contract::chain::{Chain, ChainEntry, Exclusion};
 pub use bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 pub(crate) use describe::render as describe;
 pub use guardrails::{GuardSpec, GuardrailChain, GuardrailEntry, Guardrails};
 use resolve::TypeIdHasher;
 pub(crate) use resolve::{Blueprint, Resolved};
 
-use crate::contract::chain::{Chain, ChainEntry, Exclusion, Link};
+use crate::contract::chain::Link;
 use crate::contract::guardrail::ErasedGuardrail;
 use crate::contract::interceptor::{ErasedInterceptor, InterceptorMeta};
 use crate::contract::pii_policy::{PiiChain, PiiPolicyMeta};
@@ -330,9 +331,9 @@ impl Pool {
     }
 }
 
-/// Builds single interceptors outside an app: the engine behind `agboss_testing`.
-#[doc(hidden)]
-pub mod harness_build {
+/// Builds single interceptors outside an app: the engine behind `agboss_testing` (which
+/// reaches it through `__private::harness_build`).
+pub(crate) mod harness_build {
     use super::*;
 
     /// Builds one interceptor (and the services it needs) as an app would.

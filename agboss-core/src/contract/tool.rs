@@ -69,7 +69,7 @@ pub trait ToolHandler<I, O>: Send + Sync {
 ///     async fn run(&self, input: EchoDto) -> Result<EchoDto, ToolError> { Ok(input) }
 /// }
 ///
-/// let meta: &ToolMeta = <EchoTool as agboss_core::Tool>::META;
+/// let meta: &ToolMeta = <EchoTool as agboss_core::contract::tool::Tool>::META;
 /// assert_eq!((meta.name, meta.timeout_ms, meta.max_result_size), ("echo-tool", Some(500), None));
 /// ```
 #[non_exhaustive]

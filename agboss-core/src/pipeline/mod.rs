@@ -14,7 +14,7 @@
 //! Uses only [`crate::contract`] and the leaves.
 mod approval;
 pub mod guard;
-pub mod harness;
+pub(crate) mod harness;
 mod hooks;
 pub mod observe;
 pub mod render;
