@@ -10,8 +10,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use agboss_core::callback::ToolInvocation;
-use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener};
-use agboss_core::{App, CallOutcome, TenantContext, ToolCallError};
+use agboss_core::prelude::*;
 use agboss_e2e::tenant_order::{GetOrderTool, TenantOrderToolInterceptor};
 use serde_json::{Value, json};
 

@@ -2,7 +2,6 @@
 use std::sync::Arc;
 
 use agboss_core::prelude::*;
-use agboss_core::store::Ticket;
 
 use super::{ManagerInbox, REFUND_APPROVAL_LIMIT_CENTS, RefundInputDto};
 

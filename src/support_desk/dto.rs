@@ -1,5 +1,5 @@
 //! The desk's DTOs: orders, refunds, shipments and FAQ answers.
-use agboss_core::dto::Dto;
+use agboss_core::prelude::*;
 
 /// An order reference.
 #[derive(Dto, Debug, Clone, PartialEq)]

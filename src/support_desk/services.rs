@@ -3,8 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use agboss_core::injectable;
-use agboss_core::store::Ticket;
+use agboss_core::prelude::*;
 
 use super::OrderDto;
 
