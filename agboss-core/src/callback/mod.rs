@@ -17,10 +17,11 @@ use futures::future::BoxFuture;
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
 use crate::contract::outcome::{CallOutcome, Rendered};
-use crate::contract::tool::{CallEnv, CallProgress, ToolMeta};
+use crate::contract::tool::{CallProgress, ToolMeta};
 use crate::di::{CallId, TenantContext};
 use crate::model::ToolDefinition;
 use crate::pii::MaskReport;
+use crate::pipeline::CallEnv;
 
 pub mod listener;
 pub(crate) mod stack;

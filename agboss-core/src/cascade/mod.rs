@@ -23,22 +23,23 @@ use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::contract::chain::{Chain, ChainEntry, Exclusion};
+pub use crate::pipeline::{Chain, ChainEntry, Exclusion};
 pub use bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 pub(crate) use describe::render as describe;
 pub use guardrails::{GuardSpec, GuardrailChain, GuardrailEntry, Guardrails};
 use resolve::TypeIdHasher;
 pub(crate) use resolve::{Blueprint, Resolved};
 
-use crate::contract::chain::Link;
 use crate::contract::guardrail::ErasedGuardrail;
-use crate::contract::interceptor::{ErasedInterceptor, InterceptorMeta};
+use crate::contract::interceptor::InterceptorMeta;
 use crate::contract::pii_policy::{PiiChain, PiiPolicyMeta};
 use crate::contract::scope::{ScopeKind, ScopeRef};
 use crate::contract::tool::ToolMeta;
 use crate::di::Services;
 use crate::error::BuildError;
 use crate::pii::PiiMasker;
+use crate::pipeline::Link;
+use crate::pipeline::{ErasedInterceptor, interceptor_of};
 
 /// One scope of a path with what it attaches and excludes.
 #[derive(Debug, Clone)]
@@ -231,10 +232,12 @@ impl Pool {
             return Ok(Arc::clone(i));
         }
         services.ensure(meta.type_name, meta.deps, &mut Vec::new())?;
-        let built = (meta.build)(services).map_err(|e| BuildError::ServiceConstruction {
-            service: meta.type_name,
-            message: e.to_string(),
-        })?;
+        let built = (meta.build)(services)
+            .and_then(interceptor_of)
+            .map_err(|e| BuildError::ServiceConstruction {
+                service: meta.type_name,
+                message: e.to_string(),
+            })?;
         self.built.insert(id, Arc::clone(&built));
         Ok(built)
     }
@@ -334,7 +337,15 @@ impl Pool {
 /// Builds single interceptors outside an app: the engine behind `agboss_testing` (which
 /// reaches it through `__private::harness_build`).
 pub(crate) mod harness_build {
-    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::Pool;
+    use crate::contract::guardrail::ErasedGuardrail;
+    use crate::contract::interceptor::InterceptorMeta;
+    use crate::di::Services;
+    use crate::error::BuildError;
+    use crate::pipeline::ErasedInterceptor;
 
     /// Builds one interceptor (and the services it needs) as an app would.
     pub fn interceptor(

@@ -7,10 +7,11 @@
 //! the leaves [`crate::dto`], [`crate::di`], [`crate::error`], [`crate::pii`] and [`crate::store`]
 //! (the approval ticket a channel reads).
 pub mod agent;
-pub mod chain;
+mod built;
 pub mod channel;
 pub mod guardrail;
 pub mod interceptor;
+mod interceptor_meta;
 pub mod outcome;
 pub mod pii_policy;
 pub mod registry;
@@ -18,3 +19,6 @@ pub mod scope;
 pub mod ticket;
 pub mod tool;
 pub mod workflow;
+
+#[doc(hidden)]
+pub use built::Built;

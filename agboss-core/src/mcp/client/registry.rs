@@ -6,13 +6,12 @@ use super::connection::McpServer;
 use super::dto::{McpArguments, McpResult};
 use super::remote::{McpRemote, check_declaration};
 use crate::cascade::RemoteServer;
-use crate::contract::tool::{
-    ErasedToolSlot, ErasedToolType, McpToolMeta, Tool, ToolHandler, ToolMeta,
-};
+use crate::contract::Built;
+use crate::contract::tool::{ErasedToolType, McpToolMeta, Tool, ToolHandler, ToolMeta};
 use crate::di::{DiError, Resolver, Services};
 use crate::dto::{Dto, ValidationError};
 use crate::error::{BuildError, ToolError};
-use crate::pipeline::ToolSlot;
+use crate::pipeline::{ErasedToolSlot, ToolSlot};
 
 /// The longest tool name the model APIs accept.
 const MAX_TOOL_NAME: usize = 64;
@@ -163,15 +162,10 @@ impl Tool for McpServerTool {
 struct ServerToolType;
 
 impl ErasedToolType for ServerToolType {
-    fn build_slot(
-        &self,
-        meta: &'static ToolMeta,
-        services: &Services,
-    ) -> Result<Arc<dyn ErasedToolSlot>, DiError> {
+    fn build_slot(&self, meta: &'static ToolMeta, services: &Services) -> Result<Built, DiError> {
         let remote = McpRemote::from_services(services, meta)?;
-        Ok(Arc::new(ToolSlot::of_instance(
-            McpServerTool { remote },
-            meta,
-        )))
+        let slot: Arc<dyn ErasedToolSlot> =
+            Arc::new(ToolSlot::of_instance(McpServerTool { remote }, meta));
+        Ok(Built::new(slot))
     }
 }
