@@ -88,8 +88,8 @@ pub use crate::__agboss_with_mcp as with_mcp;
 /// What `#[mcp_tool]` expands to.
 #[cfg(feature = "mcp")]
 pub mod mcp {
-    pub use crate::contract::tool::McpToolMeta;
     pub use crate::dto::ValidationError;
+    pub use crate::mcp::client::McpToolMeta;
     pub use crate::mcp::client::{McpArguments, McpRemote, McpResult};
 }
 

@@ -134,8 +134,8 @@ impl Resolution {
         }
         if let Some(remote) = meta.mcp {
             match &self.remote {
-                Some(servers) => servers.check(meta, remote.server)?,
-                None => return Err(not_connected(remote.server, Some(meta.name))),
+                Some(servers) => servers.check(meta, remote.server())?,
+                None => return Err(not_connected(remote.server(), Some(meta.name))),
             }
         }
         self.services

@@ -113,7 +113,7 @@ pub struct ToolMeta {
     pub deps: &'static [DepMeta],
     /// Where a remote tool lives (`#[mcp_tool]`, or a tool of a whole MCP server); `None` for a
     /// `#[tool]`.
-    pub mcp: Option<&'static McpToolMeta>,
+    pub mcp: Option<&'static dyn RemoteMeta>,
     #[doc(hidden)]
     pub erased: fn() -> &'static dyn ErasedToolType,
 }
@@ -201,7 +201,7 @@ impl ToolMeta {
         self
     }
     /// Where a remote tool lives.
-    pub const fn with_mcp(mut self, mcp: &'static McpToolMeta) -> Self {
+    pub const fn with_mcp(mut self, mcp: &'static dyn RemoteMeta) -> Self {
         self.mcp = Some(mcp);
         self
     }
@@ -211,32 +211,15 @@ fn empty_schema() -> Value {
     Value::Object(serde_json::Map::new())
 }
 
-/// The remote end of an MCP tool: the server it is called on (the name an
-/// `McpServerConfig` gives it) and the tool's name there.
-///
-/// ```
-/// use agboss_core::contract::tool::McpToolMeta;
-/// let remote = McpToolMeta { server: "everything", remote: "get-sum", typed_input: true, typed_output: false };
-/// assert_eq!(remote.to_string(), "`get-sum` on MCP server `everything`");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct McpToolMeta {
+/// Where a remote tool lives, as the contract sees it: the server it is called on (the cascade
+/// checks the server is connected) and a name for messages; the rest is its transport's (an
+/// MCP tool's [`mcp::client::McpToolMeta`](crate::mcp::client::McpToolMeta), feature `mcp`),
+/// which reads it back through [`RemoteMeta::as_any`].
+pub trait RemoteMeta: fmt::Display + Send + Sync + 'static {
     /// The server's name.
-    pub server: &'static str,
-    /// The tool's name on the server.
-    pub remote: &'static str,
-    /// The input is a DTO of the app (`input = SomeDto`), checked at build against the remote
-    /// input schema; otherwise the arguments are checked against the remote schema per call.
-    pub typed_input: bool,
-    /// The output is a DTO of the app (`output = SomeDto`); otherwise structured results are
-    /// checked against the remote output schema.
-    pub typed_output: bool,
-}
-
-impl fmt::Display for McpToolMeta {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` on MCP server `{}`", self.remote, self.server)
-    }
+    fn server(&self) -> &'static str;
+    /// The transport's own data.
+    fn as_any(&self) -> &dyn Any;
 }
 
 impl fmt::Debug for ToolMeta {
