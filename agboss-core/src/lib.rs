@@ -38,10 +38,13 @@
 //! | 6 | [`app`] | [`App`], [`AppBuilder`], the tool handles, `execute` / `stream` |
 //! | 5 | [`engine`] | runs: the agent loop, routers, workflows, events |
 //! | 4 | [`callback`] | [`callback::ToolCallback`], listeners, the one callback stack |
-//! | 3 | [`cascade`] | scopes resolved into chains, once per app; `describe()` |
-//! | 2 | [`pipeline`] | one guarded call on a chain; rendering; the observation policy |
-//! | 1 | [`contract`] | the traits users implement, the metas macros generate, the registry, the chain and the outcome |
-//! | leaves | [`di`], [`dto`], [`error`], [`model`], [`pii`], [`telemetry`] | dependency injection, DTOs, errors, model providers, PII detectors, span conventions |
+//! | 3 | [`cascade`] | scopes resolved into chains, once per app; `describe()`; [`cascade::BuildWarning`] |
+//! | 2 | [`pipeline`] | one guarded call on a resolved chain; the call slot and the interceptors behind `dyn`; rendering; the observation policy |
+//! | 1 | [`contract`] | the traits users implement, the metas macros generate, the registry, an approval ticket's data and the outcome |
+//! | leaves | [`di`], [`dto`], [`error`], [`model`], [`pii`], [`store`], [`telemetry`], `stamp` | dependency injection, DTOs, errors, model providers, PII detectors, threads/runs/tickets, span conventions, the digest and the clock |
+//!
+//! An app imports the [`prelude`]; the crate root re-exports the items it names most, the
+//! rest is named through its module.
 //!
 //! ```
 //! use agboss_core::{tool, tool_interceptor, App, BeforeToolCall, InterceptorError, ToolCallContext,

@@ -7,9 +7,10 @@
 //! place. PII policies of every scope of a path apply, outermost first (each once); there is no
 //! `exclude_pii_policies`: an inner scope cannot switch off the masking an outer one requires.
 //!
-//! Uses [`crate::contract`] (the metas, the chains and the tools' slots) and the leaves
-//! ([`crate::di`], [`crate::error`], [`crate::model`] for tool definitions, [`crate::pii`],
-//! [`crate::store`] for the policy digest); not [`crate::pipeline`].
+//! Uses [`crate::contract`] (the metas), [`crate::pipeline`] (the [`Chain`] it builds, the
+//! tools' call slots and the interceptors behind `dyn`) and the leaves ([`crate::di`],
+//! [`crate::error`], [`crate::model`] for tool definitions, [`crate::pii`], the digest for the
+//! policy digest).
 mod bound;
 mod describe;
 mod guardrails;
@@ -26,7 +27,8 @@ use std::time::Duration;
 pub use crate::pipeline::{Chain, ChainEntry, Exclusion};
 pub use bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 pub(crate) use describe::render as describe;
-pub use guardrails::{GuardSpec, GuardrailChain, GuardrailEntry, Guardrails};
+pub(crate) use guardrails::GuardSpec;
+pub use guardrails::{GuardrailChain, GuardrailEntry, Guardrails};
 use resolve::TypeIdHasher;
 pub(crate) use resolve::{Blueprint, Resolved};
 
@@ -43,7 +45,7 @@ use crate::pipeline::{ErasedInterceptor, interceptor_of};
 
 /// One scope of a path with what it attaches and excludes.
 #[derive(Debug, Clone)]
-pub struct ScopeSpec {
+pub(crate) struct ScopeSpec {
     /// The scope.
     pub scope: ScopeRef,
     /// `tool_interceptors = [...]`.
