@@ -7,6 +7,16 @@
 //! aliased: `Agent` and `Router` are plain re-exports). rustc does not report a deprecated
 //! module named in the middle of a path, so `listener` is done the same way.
 
+/// One deprecated alias per moved type: `Name = new::path, "note";` (a lifetime parameter as
+/// `Name<'a> = new::Path<'a>`).
+macro_rules! moved {
+    ($($name:ident $(<$lt:lifetime>)? = $path:path, $to:literal;)*) => {$(
+        #[deprecated(since = "0.2.0", note = $to)]
+        #[doc = concat!("Moved to `", $to, "`.")]
+        pub type $name $(<$lt>)? = $path;
+    )*};
+}
+
 /// Before 0.2: agents' traits and the run API. Agents' traits are now in
 /// [`contract::agent`](crate::contract::agent), runs and events in [`engine`](crate::engine);
 /// both at the crate root and in the prelude.
@@ -15,13 +25,6 @@ pub mod agent {
 
     pub use crate::contract::agent::{Agent, Router};
 
-    macro_rules! moved {
-        ($($name:ident = $path:path, $to:literal;)*) => {$(
-            #[deprecated(since = "0.2.0", note = $to)]
-            #[doc = concat!("Moved to `", $to, "`.")]
-            pub type $name = $path;
-        )*};
-    }
     moved! {
         AgentMeta = contract::agent::AgentMeta, "moved to agboss_core::contract::agent::AgentMeta";
         RouterMeta = contract::agent::RouterMeta, "moved to agboss_core::contract::agent::RouterMeta";
@@ -99,14 +102,6 @@ pub mod listener {
 /// listed in CHANGELOG.md.
 pub mod moved {
     use crate::{app, callback, cascade, contract, di, engine};
-
-    macro_rules! moved {
-        ($($name:ident $(<$lt:lifetime>)? = $path:path, $to:literal;)*) => {$(
-            #[deprecated(since = "0.2.0", note = $to)]
-            #[doc = concat!("Moved to `", $to, "`.")]
-            pub type $name $(<$lt>)? = $path;
-        )*};
-    }
     moved! {
         DynToolHandle<'a> = app::DynToolHandle<'a>, "moved to agboss_core::app::DynToolHandle";
         ToolCallInfo<'a> = callback::listener::ToolCallInfo<'a>, "moved to agboss_core::callback::listener::ToolCallInfo (and the prelude)";
