@@ -11,7 +11,8 @@
 //! Run with `cargo bench -p agboss-e2e --bench app_build`.
 use std::time::Duration;
 
-use agboss_core::*;
+use agboss_core::contract::tool::{Tool, ToolMeta};
+use agboss_core::prelude::*;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 include!("app_build/common.rs");

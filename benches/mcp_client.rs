@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agboss_core::mcp::client::{McpServer, McpServerConfig};
-use agboss_core::*;
+use agboss_core::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;

@@ -10,8 +10,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use agboss_core::callback::ToolInvocation;
-use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener};
-use agboss_core::{App, CallOutcome, TenantContext, ToolCallError};
+use agboss_core::prelude::*;
 use agboss_e2e::tenant_order::{GetOrderTool, TenantOrderToolInterceptor};
 use serde_json::{Value, json};
 
@@ -137,7 +136,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let callbacks = app.callbacks();
     let get_order = callbacks
         .iter()
-        .find(|c| c.definition().name == <GetOrderTool as agboss_core::Tool>::META.name)
+        .find(|c| {
+            c.definition().name == <GetOrderTool as agboss_core::contract::tool::Tool>::META.name
+        })
         .expect("the tool is in the app");
     let tenant = TenantContext::new("acme");
 

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use agboss_core::dto::Dto;
 use agboss_core::mcp::client::{McpServer, McpServerConfig};
-use agboss_core::*;
+use agboss_core::prelude::*;
 use agboss_testing::ScriptedModel;
 use agboss_testing::scripted::{ScriptedToolCall, Turn};
 use serde_json::json;

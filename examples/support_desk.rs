@@ -32,10 +32,9 @@
 use std::sync::Arc;
 
 use agboss_core::engine::workflow::{Flow, Recovery};
-use agboss_core::engine::{Decision, RunContext, RunError, RunOutput, Target};
 use agboss_core::model::{Message, OpenAiCompatibleModel, Role, SharedChatModel};
-use agboss_core::store::{NewThread, SqliteStore, Ticket, TicketStore as _};
-use agboss_core::{App, Approver};
+use agboss_core::prelude::*;
+use agboss_core::store::{NewThread, SqliteStore, TicketStore as _};
 use agboss_e2e::support_desk::{
     AuditLog, ManagerInbox, SupportDeskApplication, SupportRouter, SupportWorkflow,
 };

@@ -3,7 +3,7 @@
 //! Shows an allowed call (the internal note redacted by the after-hook), a foreign-tenant call
 //! (the interceptor replies to the model instead of running the tool) and an invalid input (the
 //! DTO's validation error, with JSON paths).
-use agboss_core::{App, CallOutcome, ToolCallError};
+use agboss_core::prelude::*;
 use agboss_e2e::tenant_order::{GetOrderTool, OrderInputDto, TenantOrderToolInterceptor};
 
 #[tokio::main(flavor = "current_thread")]

@@ -5,10 +5,8 @@
 //! (see `agboss_core::telemetry`). `RUST_LOG=agboss_core=debug` adds every interceptor decision.
 use std::sync::Arc;
 
-use agboss_core::App;
-use agboss_core::agent;
-use agboss_core::engine::{RunContext, Target};
 use agboss_core::model::{ModelResponse, ToolCallRequest, Usage};
+use agboss_core::prelude::*;
 use agboss_e2e::tenant_order::{GetOrderTool, TenantOrderToolInterceptor};
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use tracing_subscriber::EnvFilter;

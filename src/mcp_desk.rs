@@ -7,12 +7,8 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use agboss_core::dto::Dto;
-use agboss_core::{
-    App, BeforeToolCall, BuildError, InterceptorError, TenantContext, ToolCallContext,
-    ToolCallDecision, ToolError, ToolHandler, agent, injectable, pii_policy, tool,
-    tool_interceptor,
-};
+use agboss_core::BuildError;
+use agboss_core::prelude::*;
 
 #[derive(Dto, Debug, Clone, PartialEq)]
 pub struct CustomerQueryDto {

@@ -2,12 +2,7 @@
 //! redaction of internal notes after it.
 use std::sync::Arc;
 
-use agboss_core::dto::Dto;
-use agboss_core::{
-    AfterToolCall, BeforeToolCall, InterceptorError, TenantContext, ToolCallContext,
-    ToolCallDecision, ToolCallResultContext, ToolError, ToolHandler, ToolOutput, injectable, tool,
-    tool_interceptor,
-};
+use agboss_core::prelude::*;
 
 /// Input of `get-order-tool`.
 #[derive(Dto, Debug, Clone, PartialEq)]

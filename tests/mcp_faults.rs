@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agboss_core::mcp::client::{McpError, McpServer, McpServerConfig};
-use agboss_core::*;
+use agboss_core::prelude::*;
 use agboss_testing::ScriptedModel;
 use agboss_testing::scripted::{ScriptedToolCall, Turn};
 use serde_json::json;

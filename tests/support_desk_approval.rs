@@ -11,7 +11,7 @@ use agboss_core::store::{
     MemoryStore, NewThread, SharedStore, SqliteStore, StoreError, TicketDecision, TicketState,
     TicketStore as _,
 };
-use agboss_core::{App, Approver};
+use agboss_core::{App, contract::channel::Approver};
 use agboss_e2e::support_desk::{
     AuditLog, ManagerInbox, OrderStore, RefundInputDto, SupportClock, SupportDeskApplication,
     SupportRouter, SupportWorkflow, money, needs_manager_approval,

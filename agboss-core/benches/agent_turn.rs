@@ -10,7 +10,7 @@ use agboss_core::engine::{RunContext, Target};
 use agboss_core::model::{
     ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCallRequest,
 };
-use agboss_core::*;
+use agboss_core::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::StreamExt as _;
 

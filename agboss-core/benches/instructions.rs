@@ -10,7 +10,7 @@
 //! call includes one `block_on` of a current-thread runtime.
 use std::hint::black_box;
 
-use agboss_core::*;
+use agboss_core::prelude::*;
 use gungraun::{library_benchmark, library_benchmark_group, main};
 
 mod fixture;

@@ -1,8 +1,9 @@
 //! One guarded tool call from a JSON argument string, against the bare path (serde decode +
 //! async handler + serde encode) — the "floor" of TARGETS.md. Variants: 0, 1, 4 and 16 allowing
 //! interceptors. Run with `cargo bench -p agboss-core --bench invoke`.
+use agboss_core::di::CallId;
 use agboss_core::dto::Dto;
-use agboss_core::*;
+use agboss_core::prelude::*;
 
 mod fixture;
 use criterion::{Criterion, criterion_group, criterion_main};

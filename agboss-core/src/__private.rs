@@ -7,9 +7,20 @@ pub use serde;
 pub use serde_json;
 
 pub mod fallback;
+
+/// The test harness behind `agboss_testing`: one interceptor or guardrail built outside an app
+/// (`harness_build`) and one hook or tool call on it (`harness`).
+pub mod harness_build {
+    pub use crate::cascade::harness_build::*;
+}
+/// See [`harness_build`].
+pub mod harness {
+    pub use crate::pipeline::harness::*;
+}
 mod probe;
 pub use probe::{Dep, NotInjectable, assert_inject, assert_service};
 
+pub use crate::contract::Built;
 pub use crate::contract::agent::{Agent, AgentMeta, Router, RouterMeta, ToolErrorPolicy};
 pub use crate::contract::channel::{
     ApprovalChannel, Channel, ChannelMeta, ErasedChannel, build_channel, channel_meta,
@@ -18,12 +29,7 @@ pub use crate::contract::guardrail::{
     Boundary, ErasedGuardrail, GuardrailMeta, InputGuardrailComponent, OutputGuardrailComponent,
     ScopeGuardrails, build_input_guardrail, build_output_guardrail,
 };
-pub use crate::contract::interceptor::probe::{
-    Hooks, NoHooks, Probe, ViaAfter, ViaBefore, ViaNoAfter, ViaNoBefore,
-};
-pub use crate::contract::interceptor::{
-    ErasedInterceptor, InterceptorMeta, ToolInterceptor, TypedInterceptor,
-};
+pub use crate::contract::interceptor::{InterceptorMeta, ToolInterceptor};
 pub use crate::contract::pii_policy::{PiiPolicy, PiiPolicyMeta, custom_detector};
 pub use crate::contract::registry::{Registered, Registration};
 pub use crate::contract::tool::{Tool, ToolHandler, ToolMeta};
@@ -34,7 +40,12 @@ pub use crate::di::{
 pub use crate::dto::Dto;
 pub use crate::error::ToolError;
 pub use crate::pii::MaskStrategy;
+pub use crate::pipeline::ErasedInterceptor;
 pub use crate::pipeline::erased_tool;
+pub use crate::pipeline::typed::TypedInterceptor;
+pub use crate::pipeline::typed::probe::{
+    Hooks, NoHooks, Probe, ViaAfter, ViaBefore, ViaNoAfter, ViaNoBefore,
+};
 
 /// `#[mcp_tool]` expands to `if_mcp!({ expansion } else { the struct as written })`: the
 /// expansion with agboss-core's feature `mcp`, else one error naming the feature
@@ -77,8 +88,8 @@ pub use crate::__agboss_with_mcp as with_mcp;
 /// What `#[mcp_tool]` expands to.
 #[cfg(feature = "mcp")]
 pub mod mcp {
-    pub use crate::contract::tool::McpToolMeta;
     pub use crate::dto::ValidationError;
+    pub use crate::mcp::client::McpToolMeta;
     pub use crate::mcp::client::{McpArguments, McpRemote, McpResult};
 }
 

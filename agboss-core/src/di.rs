@@ -244,7 +244,7 @@ impl ExecutionContext {
     /// pass it on and have a rerun deduplicated. Outside a journaled run it is the call id.
     ///
     /// ```
-    /// use agboss_core::{CallId, ExecutionContext};
+    /// use agboss_core::{di::CallId, ExecutionContext};
     /// let ctx = ExecutionContext::new(CallId::new("call_1"), "refund-tool", [].into());
     /// assert_eq!(ctx.idempotency_key(), "call_1");
     /// let ctx = ctx.with_idempotency_key(Some("idem_42"));

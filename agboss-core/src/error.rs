@@ -385,7 +385,7 @@ pub enum GuardrailBlockKind {
 /// like a [`ToolBlockedError`].
 ///
 /// ```
-/// use agboss_core::{Boundary, GuardrailBlockKind, GuardrailBlockedError, StepFailedError};
+/// use agboss_core::{contract::guardrail::Boundary, GuardrailBlockKind, GuardrailBlockedError, StepFailedError};
 /// let blocked = GuardrailBlockedError {
 ///     step: "support-agent".into(),
 ///     guardrail: "injection-input-guardrail",

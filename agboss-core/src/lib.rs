@@ -38,10 +38,13 @@
 //! | 6 | [`app`] | [`App`], [`AppBuilder`], the tool handles, `execute` / `stream` |
 //! | 5 | [`engine`] | runs: the agent loop, routers, workflows, events |
 //! | 4 | [`callback`] | [`callback::ToolCallback`], listeners, the one callback stack |
-//! | 3 | [`cascade`] | scopes resolved into chains, once per app; `describe()` |
-//! | 2 | [`pipeline`] | one guarded call on a chain; rendering; the observation policy |
-//! | 1 | [`contract`] | the traits users implement, the metas macros generate, the registry, the chain and the outcome |
-//! | leaves | [`di`], [`dto`], [`error`], [`model`], [`pii`], [`telemetry`] | dependency injection, DTOs, errors, model providers, PII detectors, span conventions |
+//! | 3 | [`cascade`] | scopes resolved into chains, once per app; `describe()`; [`cascade::BuildWarning`] |
+//! | 2 | [`pipeline`] | one guarded call on a resolved chain; the call slot and the interceptors behind `dyn`; rendering; the observation policy |
+//! | 1 | [`contract`] | the traits users implement, the metas macros generate, the registry, an approval ticket's data and the outcome |
+//! | leaves | [`di`], [`dto`], [`error`], [`model`], [`pii`], [`store`], [`telemetry`], `stamp` | dependency injection, DTOs, errors, model providers, PII detectors, threads/runs/tickets, span conventions, the digest and the clock |
+//!
+//! An app imports the [`prelude`]; the crate root re-exports the items it names most, the
+//! rest is named through its module.
 //!
 //! ```
 //! use agboss_core::{tool, tool_interceptor, App, BeforeToolCall, InterceptorError, ToolCallContext,
@@ -96,6 +99,7 @@ pub mod model;
 pub mod pii;
 pub mod pipeline;
 pub mod prelude;
+mod stamp;
 pub mod store;
 pub mod telemetry;
 #[cfg(any(
@@ -110,6 +114,8 @@ mod tls;
 pub mod __private;
 
 mod compat;
+#[doc(hidden)]
+pub use compat::moved::*;
 #[doc(hidden)]
 pub use compat::{agent, listener};
 
@@ -184,29 +190,15 @@ pub use agboss_macros::{
     agent, application, channel, injectable, input_guardrail, output_guardrail, pii_policy, router,
     tool, tool_interceptor, workflow,
 };
-pub use app::{App, AppBuilder, DynToolHandle, ToolHandle};
-pub use callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
-pub use callback::{SharedToolCallback, ToolCallback, ToolInvocation};
-pub use cascade::{BoundTool, BuildWarning, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
-pub use contract::agent::{Agent, Router, ToolErrorPolicy};
-pub use contract::chain::Chain;
-pub use contract::channel::{ApprovalChannel, Approver};
-pub use contract::guardrail::{
-    Boundary, GuardrailContext, GuardrailVerdict, InputGuardrail, InputGuardrailComponent,
-    OutputGuardrail, OutputGuardrailComponent, OutputStreaming, TextScope,
-};
+pub use app::{App, AppBuilder, ToolHandle};
 pub use contract::interceptor::{
     AfterToolCall, BeforeToolCall, ToolCallContext, ToolCallDecision, ToolCallResultContext,
-    ToolInterceptor, ToolOutput,
+    ToolOutput,
 };
 pub use contract::outcome::{CallDecision, CallFailure, CallOutcome, FailureKind, Rendered};
-pub use contract::pii_policy::{PiiChain, PiiPolicy, PiiPolicyMeta};
-pub use contract::scope::{ScopeKind, ScopeRef};
-pub use contract::tool::{Tool, ToolHandler, ToolMeta};
-pub use contract::workflow::{Application, Workflow};
-pub use di::{CallId, ExecutionContext, Injectable, TenantContext};
-pub use engine::workflow::{Flow, Recovery, WorkflowFlow};
-pub use engine::{RunContext, RunError, RunEvent, RunOutput, RunStream, Target};
+pub use contract::tool::ToolHandler;
+pub use di::{ExecutionContext, TenantContext};
+pub use engine::{RunContext, RunError, RunEvent, RunOutput, Target};
 pub use error::ChannelError;
 pub use error::{
     BlockKind, BuildError, GuardrailBlockKind, GuardrailBlockedError, GuardrailError,

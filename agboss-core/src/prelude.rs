@@ -2,8 +2,8 @@
 //!
 //! The macros, the traits a component implements (a tool's handler, the interceptors' hooks,
 //! guardrails, approval channels, listeners, DTOs), the app and its builder, the per-call
-//! contexts, the decisions and verdicts the hooks return, the run API and the errors a
-//! caller matches on. Everything else lives in its module (`agboss_core::store`,
+//! contexts, the decisions and verdicts the hooks return, the approval ticket a channel reads
+//! and the decision a human gives, the run API and the errors a caller matches on. Everything else lives in its module (`agboss_core::store`,
 //! `agboss_core::model`, `agboss_core::engine`, …).
 //!
 //! ```
@@ -60,10 +60,11 @@ pub use crate::contract::interceptor::{
     ToolOutput,
 };
 pub use crate::contract::outcome::CallOutcome;
+pub use crate::contract::ticket::Ticket;
 pub use crate::contract::tool::ToolHandler;
 pub use crate::di::{ExecutionContext, TenantContext};
 pub use crate::dto::Dto;
-pub use crate::engine::{RunContext, RunError, RunEvent, RunOutput, Target};
+pub use crate::engine::{Decision, RunContext, RunError, RunEvent, RunOutput, Target};
 pub use crate::error::{
     ChannelError, GuardrailError, InterceptorError, StepFailedError, ToolBlockedError,
     ToolCallError, ToolError,

@@ -7,13 +7,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use agboss_core::dto::Dto;
+use agboss_core::engine;
 use agboss_core::engine::{Decision, RunContext, RunError, Target};
 use agboss_core::model::SharedChatModel;
+use agboss_core::prelude::*;
+use agboss_core::store;
 use agboss_core::store::{
     NewRun, NewThread, PostgresStore, RunStatus, RunStore as _, SharedStore, SqliteStore,
     StoreError, TicketState, TicketStore as _,
 };
-use agboss_core::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use serde_json::json;
 

@@ -4,12 +4,14 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use agboss_core::callback::SharedToolCallback;
 use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
 use agboss_core::callback::{BoundToolCallback, ToolInvocation};
+use agboss_core::cascade::ResolvedAgent;
 use agboss_core::dto::Dto;
 use agboss_core::engine::workflow::Flow;
 use agboss_core::engine::{RunContext, RunEvent, Target};
-use agboss_core::*;
+use agboss_core::prelude::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use futures::StreamExt as _;
 use serde_json::json;

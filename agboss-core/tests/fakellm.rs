@@ -15,7 +15,7 @@ use agboss_core::model::{
     AnthropicModel, ChatModel, Message, ModelError, ModelRequest, OpenAiCompatibleModel,
     SharedChatModel, collect_stream,
 };
-use agboss_core::*;
+use agboss_core::prelude::*;
 
 /// fakellm's URL (`http://127.0.0.1:PORT`); a missing one fails the test in CI and skips it
 /// elsewhere.

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agboss_core::dto::Dto;
 use agboss_core::engine::{RunContext, RunError, Target};
-use agboss_core::*;
+use agboss_core::prelude::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use proptest::prelude::*;
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use agboss_core::engine::RunEvent;
 use agboss_core::prelude::*;
-use agboss_core::{Boundary, OutputStreaming};
+use agboss_core::{contract::guardrail::Boundary, contract::guardrail::OutputStreaming};
 use agboss_testing::scripted::{ScriptedModel, Turn};
 
 /// Blocks answers (and windows) that carry an order locator `LOC-` + 8 digits (12 characters).

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use agboss_core::dto::Dto;
 use agboss_core::engine::{RunContext, RunEvent, Target};
 use agboss_core::model::{ModelResponse, ToolCallRequest, Usage};
-use agboss_core::*;
+use agboss_core::prelude::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 
 #[derive(Dto, Debug, Clone, PartialEq)]

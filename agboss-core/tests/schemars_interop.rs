@@ -2,7 +2,7 @@
 //! derive produces, and a `schemars` type can be a DTO field (`#[schema]`: serde decodes it,
 //! schemars describes it).
 use agboss_core::dto::Dto;
-use agboss_core::*;
+use agboss_core::prelude::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

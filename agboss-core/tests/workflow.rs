@@ -5,8 +5,9 @@ use std::sync::Arc;
 use agboss_core::dto::Dto;
 use agboss_core::engine::workflow::{Flow, Recovery, WorkflowFlow};
 use agboss_core::engine::{RunContext, RunError, RunEvent, StepOutcome, Target};
+use agboss_core::model;
 use agboss_core::model::Message;
-use agboss_core::*;
+use agboss_core::prelude::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use serde_json::json;
 

@@ -92,7 +92,7 @@ fn generate(
             fn __agboss_build(
                 services: &#p::Services,
             ) -> ::core::result::Result<
-                #p::Arc<dyn #p::ErasedInterceptor>,
+                #p::Built,
                 #p::DiError,
             > {
                 #[allow(unused_imports)]

@@ -95,7 +95,7 @@ pub fn derive_dto(input: TokenStream) -> TokenStream {
 ///     #[text(min_length = 3)]
 ///     pub order_id: String,
 /// }
-/// use agboss_core::*;
+/// use agboss_core::prelude::*;
 ///
 /// #[tool(name = "get-order-tool", description = "Loads an order", input = OrderDto,
 ///        output = OrderDto, timeout_ms = 5000)]
@@ -175,7 +175,7 @@ pub fn mcp_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Example
 ///
 /// ```
-/// use agboss_core::*;
+/// use agboss_core::prelude::*;
 /// use agboss_core::store::Ticket;
 ///
 /// #[channel(name = "manager-channel", description = "A manager decides", ttl_ms = 3_600_000)]
@@ -209,7 +209,7 @@ pub fn channel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Example
 ///
 /// ```
-/// use agboss_core::*;
+/// use agboss_core::prelude::*;
 ///
 /// #[tool_interceptor(name = "audit-tool-interceptor", description = "Audits every call",
 ///                    deps = [TenantContext], timeout_ms = 2000)]
@@ -230,7 +230,7 @@ pub fn tool_interceptor(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Declares an input guardrail: a check of the user's input at the boundary of an agent or
-/// router, before its model is called. The struct implements `agboss_core::InputGuardrail`
+/// router, before its model is called. The struct implements `agboss_core::contract::guardrail::InputGuardrail`
 /// (`[input-guardrail.missing-handler]` if it does not).
 ///
 /// # Keys
@@ -243,7 +243,7 @@ pub fn tool_interceptor(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Example
 ///
 /// ```
-/// use agboss_core::*;
+/// use agboss_core::prelude::*;
 ///
 /// #[input_guardrail(name = "injection-input-guardrail", description = "Stops prompt injection", cheap)]
 /// pub struct InjectionInputGuardrail;
@@ -265,7 +265,7 @@ pub fn input_guardrail(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Declares an output guardrail: a check of the answer of an agent (or a router's route)
 /// before the caller reads it, and of every streamed window before it is released. The
-/// struct implements `agboss_core::OutputGuardrail` (`[output-guardrail.missing-handler]` if
+/// struct implements `agboss_core::contract::guardrail::OutputGuardrail` (`[output-guardrail.missing-handler]` if
 /// it does not).
 ///
 /// # Keys
@@ -278,7 +278,7 @@ pub fn input_guardrail(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Example
 ///
 /// ```
-/// use agboss_core::*;
+/// use agboss_core::prelude::*;
 ///
 /// #[output_guardrail(name = "secret-output-guardrail", description = "Hides secrets")]
 /// pub struct SecretOutputGuardrail;
@@ -312,7 +312,7 @@ pub fn output_guardrail(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Example
 ///
 /// ```
-/// use agboss_core::*;
+/// use agboss_core::prelude::*;
 ///
 /// #[pii_policy(name = "contact-pii-policy", description = "Hides e-mails and cards",
 ///              detectors = [email, card], strategy = "partial", keep = 4)]
@@ -336,7 +336,7 @@ pub fn pii_policy(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Example
 ///
 /// ```
-/// use agboss_core::*;
+/// use agboss_core::prelude::*;
 ///
 /// #[injectable(default)]
 /// #[derive(Default)]
@@ -367,7 +367,7 @@ pub fn injectable(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Example
 ///
 /// ```
-/// use agboss_core::*;
+/// use agboss_core::prelude::*;
 ///
 /// #[agent(name = "billing-agent", description = "Answers billing questions",
 ///         instructions = "Be brief.", max_turns = 6, tool_errors = "fail-step")]
@@ -391,7 +391,7 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Example
 ///
 /// ```
-/// use agboss_core::*;
+/// use agboss_core::prelude::*;
 ///
 /// #[agent(name = "billing-agent", description = "Answers billing questions")]
 /// pub struct BillingAgent;
@@ -419,7 +419,7 @@ pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Example
 ///
 /// ```
-/// use agboss_core::*;
+/// use agboss_core::prelude::*;
 ///
 /// #[agent(name = "billing-agent", description = "Answers billing questions")]
 /// pub struct BillingAgent;
@@ -448,7 +448,7 @@ pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Example
 ///
 /// ```
-/// use agboss_core::*;
+/// use agboss_core::prelude::*;
 ///
 /// #[agent(name = "billing-agent", description = "Answers billing questions")]
 /// pub struct BillingAgent;

@@ -19,11 +19,11 @@ use agboss_core::engine::{RunContext, Target};
 use agboss_core::model::{
     ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCallRequest,
 };
+use agboss_core::prelude::*;
 use agboss_core::store::{
     DEFAULT_LEASE_TTL, MemoryStore, NewRun, NewThread, PostgresStore, RunStore, SharedStore,
     SqliteStore, StepEntry, ThreadStore,
 };
-use agboss_core::*;
 use agboss_testing::flaky::FlakyStore;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 

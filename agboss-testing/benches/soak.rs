@@ -9,7 +9,7 @@ use agboss_core::dto::Dto;
 use agboss_core::model::{
     ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCallRequest,
 };
-use agboss_core::*;
+use agboss_core::prelude::*;
 
 #[derive(Dto, Debug, Clone, PartialEq)]
 pub struct SoakOrderDto {

@@ -2,7 +2,7 @@
 //! of in the app's [`ApprovalInbox`], and helpers to decide them.
 //!
 //! ```
-//! use agboss_core::*;
+//! use agboss_core::prelude::*;
 //! use agboss_core::dto::Dto;
 //! use agboss_core::store::MemoryStore;
 //! use agboss_testing::approval::{ApprovalInbox, RecordingChannel, approve_all};
@@ -29,7 +29,10 @@ use std::sync::{Arc, Mutex};
 
 use agboss_core::engine::{Decision, RunError};
 use agboss_core::store::{Ticket, TicketState};
-use agboss_core::{App, ApprovalChannel, Approver, ChannelError, channel, injectable};
+use agboss_core::{
+    App, ChannelError, channel, contract::channel::ApprovalChannel, contract::channel::Approver,
+    injectable,
+};
 
 /// The tickets a [`RecordingChannel`] was told of, per app (a service of the app).
 #[injectable(default)]

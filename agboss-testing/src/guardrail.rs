@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use agboss_core::{
-//!     GuardrailContext, GuardrailError, GuardrailVerdict, OutputGuardrail, output_guardrail,
+//!     contract::guardrail::GuardrailContext, GuardrailError, contract::guardrail::GuardrailVerdict, contract::guardrail::OutputGuardrail, output_guardrail,
 //! };
 //! use agboss_testing::{TestOptions, test_output_guardrail};
 //!
@@ -26,12 +26,14 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agboss_core::__private::harness_build;
 use agboss_core::__private::{ErasedGuardrail, GuardrailMeta, Services};
-use agboss_core::cascade::harness_build;
 use agboss_core::pipeline::guard;
 use agboss_core::{
-    Boundary, BuildError, GuardrailBlockKind, GuardrailContext, GuardrailVerdict,
-    InputGuardrailComponent, OutputGuardrailComponent, TenantContext, TextScope,
+    BuildError, GuardrailBlockKind, TenantContext, contract::guardrail::Boundary,
+    contract::guardrail::GuardrailContext, contract::guardrail::GuardrailVerdict,
+    contract::guardrail::InputGuardrailComponent, contract::guardrail::OutputGuardrailComponent,
+    contract::guardrail::TextScope,
 };
 
 use crate::TestOptions;

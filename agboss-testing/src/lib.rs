@@ -44,12 +44,13 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use agboss_core::__private::harness;
+use agboss_core::__private::harness_build;
 use agboss_core::__private::{ErasedInterceptor, Services, ToolInterceptor};
-use agboss_core::cascade::harness_build;
 use agboss_core::di::Injectable;
-use agboss_core::pipeline::harness;
 use agboss_core::{
-    App, AppBuilder, BuildError, TenantContext, Tool, ToolCallDecision, ToolCallError, ToolOutput,
+    App, AppBuilder, BuildError, TenantContext, ToolCallDecision, ToolCallError, ToolOutput,
+    contract::tool::Tool,
 };
 use serde_json::Value;
 

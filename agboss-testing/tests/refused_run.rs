@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use agboss_core::engine::{RunContext, RunError, Target};
 use agboss_core::model::SharedChatModel;
+use agboss_core::prelude::*;
 use agboss_core::store::{NewThread, PostgresStore, RunStatus, SqliteStore, StoreError};
-use agboss_core::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use agboss_testing::store::DamageRows;
 use support::{pg_fresh, pg_url};

@@ -40,8 +40,8 @@ use agboss_core::model::{Message, SharedChatModel};
 use agboss_core::store::Ticket;
 use agboss_core::store::{NewThread, PostgresStore, SharedStore, SqliteStore, StoreError};
 use agboss_core::{
-    App, ApprovalChannel, Approver, ChannelError, ToolError, ToolHandler, agent, channel,
-    injectable, tool,
+    App, ChannelError, ToolError, ToolHandler, agent, channel, contract::channel::ApprovalChannel,
+    contract::channel::Approver, injectable, tool,
 };
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use serde_json::json;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use agboss_core::dto::Dto;
 use agboss_core::mcp::client::{McpError, McpResult, McpServer, McpServerConfig};
-use agboss_core::*;
+use agboss_core::prelude::*;
 use agboss_testing::ScriptedModel;
 use agboss_testing::scripted::{ScriptedToolCall, Turn};
 use serde_json::json;

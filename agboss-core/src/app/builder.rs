@@ -167,7 +167,7 @@ impl AppBuilder {
         self.agent_models.insert(agent_or_router_name, model);
         self
     }
-    /// Makes every [`BuildWarning`](crate::BuildWarning) a build error.
+    /// Makes every [`BuildWarning`](crate::cascade::BuildWarning) a build error.
     pub fn deny_warnings(mut self) -> Self {
         self.bp.deny_warnings = true;
         self
@@ -190,7 +190,7 @@ impl AppBuilder {
     /// every agent and router before its model is called.
     ///
     /// ```
-    /// # use agboss_core::{App, GuardrailContext, GuardrailError, GuardrailVerdict, InputGuardrail, input_guardrail};
+    /// # use agboss_core::{App, contract::guardrail::GuardrailContext, GuardrailError, contract::guardrail::GuardrailVerdict, contract::guardrail::InputGuardrail, input_guardrail};
     /// #[input_guardrail(name = "length-input-guardrail", description = "Refuses huge inputs")]
     /// pub struct LengthInputGuardrail;
     /// impl InputGuardrail for LengthInputGuardrail {

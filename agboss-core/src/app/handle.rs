@@ -8,10 +8,11 @@ use super::App;
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
-use crate::contract::tool::{CallEnv, Tool, ToolMeta};
+use crate::contract::tool::{Tool, ToolMeta};
 use crate::di::{CallId, TenantContext};
 use crate::engine::{Decision, RunError, direct};
 use crate::error::{StepFailedError, ToolCallError};
+use crate::pipeline::CallEnv;
 use crate::pipeline::{ToolSlot, call_json_typed, run_typed};
 
 /// A typed handle on one tool of an app: `app.tool::<T>().invoke(input)`.
@@ -102,7 +103,7 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     /// refused.
     ///
     /// ```
-    /// # use agboss_core::*;
+    /// # use agboss_core::prelude::*;
     /// # use agboss_core::dto::Dto;
     /// # use agboss_core::engine::Decision;
     /// # use agboss_core::store::{MemoryStore, Ticket};

@@ -20,7 +20,6 @@ use crate::callback::stack::{RunLayers, ToolCallListenerSet, agent_stack, stack}
 use crate::callback::{BoundToolCallback, SharedToolCallback};
 use crate::cascade::{BoundTool, BuildWarning, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 use crate::contract::agent::Agent;
-use crate::contract::chain::Chain;
 use crate::contract::tool::{Tool, ToolMeta};
 use crate::contract::workflow::Workflow;
 use crate::di::Services;
@@ -31,6 +30,7 @@ use crate::engine::{
 };
 use crate::engine::{approval, direct};
 use crate::model::SharedChatModel;
+use crate::pipeline::Chain;
 use crate::store::{RunStore as _, SharedStore, StoreError, Ticket, TicketStore as _};
 
 /// A built application: services constructed, every chain resolved. Cheap to clone.
@@ -157,7 +157,7 @@ impl App {
     }
 
     /// The tools of `agent` as callbacks, decorated with the app's and the agent's listeners:
-    /// what an agent loop calls (see [`crate::callback::stack`]).
+    /// what an agent loop calls (see [`crate::callback`]).
     pub fn agent_callbacks(&self, agent: &ResolvedAgent) -> Vec<SharedToolCallback> {
         agent_stack(
             &self.inner.listeners,

@@ -109,7 +109,7 @@
 //!   [`AppBuilder::agent_tool_call_listener`](crate::AppBuilder::agent_tool_call_listener);
 //!   [`App::agent_callbacks`](crate::App::agent_callbacks) and [`App::callbacks`](crate::App::callbacks)
 //!   hand out the decorated callbacks (the agent loop calls its tools through them, see
-//!   [`super::stack`]). App-wide listeners are outside agent listeners; among listeners of one
+//!   [`super`]). App-wide listeners are outside agent listeners; among listeners of one
 //!   level the first registered is the outermost.
 use std::any::Any;
 use std::borrow::Cow;

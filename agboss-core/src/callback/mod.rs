@@ -2,7 +2,7 @@
 //! (name, description, input schema), metadata, and a call with JSON text that ends with a
 //! [`CallOutcome`]. Every source of tools (our `#[tool]`s bound to a path, MCP tools, a user's
 //! own callback) is a `ToolCallback`, so decorators such as [`listener`]s compose with all of
-//! them; [`stack`] is the one place that builds the decorated callbacks an agent loop or a
+//! them; `stack` is the one place that builds the decorated callbacks an agent loop or a
 //! workflow step calls. A callback made from a [`BoundTool`] runs the tool's whole guarded
 //! pipeline on its path.
 //!
@@ -17,16 +17,19 @@ use futures::future::BoxFuture;
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
 use crate::contract::outcome::{CallOutcome, Rendered};
-use crate::contract::tool::{CallEnv, CallProgress, ToolMeta};
+use crate::contract::tool::{CallProgress, ToolMeta};
 use crate::di::{CallId, TenantContext};
 use crate::model::ToolDefinition;
 use crate::pii::MaskReport;
+use crate::pipeline::CallEnv;
 
 pub mod listener;
-pub mod stack;
+pub(crate) mod stack;
+
+pub use stack::{CallbackWrapper, ToolCallListenerSet};
 
 /// Before 0.2, how a call through a callback ended; every path now ends with one
-/// [`CallOutcome`](crate::CallOutcome) (`Ran` for `Output`, `Replied` for `ReplyToModel`,
+/// [`CallOutcome`] (`Ran` for `Output`, `Replied` for `ReplyToModel`,
 /// `Failed` for the rest).
 #[deprecated(
     since = "0.2.0",

@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use super::guardrails::Guardrails;
 use crate::contract::agent::{AgentMeta, RouterMeta};
-use crate::contract::chain::Chain;
 use crate::contract::outcome::{CallOutcome, Rendered};
 use crate::contract::scope::{ScopeKind, ScopeRef};
-use crate::contract::tool::{CallEnv, ErasedToolSlot, ToolMeta};
+use crate::contract::tool::ToolMeta;
 use crate::contract::workflow::WorkflowMeta;
 use crate::di::{CallId, Services, TenantContext};
 use crate::model::ToolDefinition;
+use crate::pipeline::Chain;
+use crate::pipeline::{CallEnv, ErasedToolSlot};
 
 /// A tool bound to one path of the cascade: its instance, its resolved chain and the app's
 /// services. What an agent loop, a workflow step or a callback calls.
@@ -63,7 +64,7 @@ impl BoundTool {
             self.meta.approval.map(|c| c.name),
             self.max_result_size,
         );
-        crate::store::types::sha256_hex(policy.as_bytes()).into()
+        crate::stamp::sha256_hex(policy.as_bytes()).into()
     }
     /// The effective `max_result_size` (tool, else agent, else workflow, else application).
     pub fn max_result_size(&self) -> Option<usize> {

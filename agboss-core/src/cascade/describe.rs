@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use super::Resolved;
 use super::bound::{BoundTool, ResolvedAgent, ResolvedRouter};
 use super::guardrails::Guardrails;
-use crate::contract::chain::Chain;
+use crate::pipeline::Chain;
 
 pub(crate) fn render(inner: &Resolved) -> String {
     let mut out = String::new();

@@ -17,7 +17,7 @@ use crate::error::BuildError;
 /// What one scope attaches and excludes, per boundary (the builder's lists for the
 /// application, a macro's [`ScopeGuardrails`] for the others).
 #[derive(Debug, Clone, Default)]
-pub struct GuardSpec {
+pub(crate) struct GuardSpec {
     /// `input_guardrails = [...]`.
     pub input: Vec<&'static GuardrailMeta>,
     /// `exclude_input_guardrails = [...]`.

@@ -7,9 +7,10 @@
 //! place. PII policies of every scope of a path apply, outermost first (each once); there is no
 //! `exclude_pii_policies`: an inner scope cannot switch off the masking an outer one requires.
 //!
-//! Uses [`crate::contract`] (the metas, the chains and the tools' slots) and the leaves
-//! ([`crate::di`], [`crate::error`], [`crate::model`] for tool definitions, [`crate::pii`],
-//! [`crate::store`] for the policy digest); not [`crate::pipeline`].
+//! Uses [`crate::contract`] (the metas), [`crate::pipeline`] (the [`Chain`] it builds, the
+//! tools' call slots and the interceptors behind `dyn`) and the leaves ([`crate::di`],
+//! [`crate::error`], [`crate::model`] for tool definitions, [`crate::pii`], the digest for the
+//! policy digest).
 mod bound;
 mod describe;
 mod guardrails;
@@ -23,25 +24,28 @@ use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use crate::pipeline::{Chain, ChainEntry, Exclusion};
 pub use bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 pub(crate) use describe::render as describe;
-pub use guardrails::{GuardSpec, GuardrailChain, GuardrailEntry, Guardrails};
+pub(crate) use guardrails::GuardSpec;
+pub use guardrails::{GuardrailChain, GuardrailEntry, Guardrails};
 use resolve::TypeIdHasher;
 pub(crate) use resolve::{Blueprint, Resolved};
 
-use crate::contract::chain::{Chain, ChainEntry, Exclusion, Link};
 use crate::contract::guardrail::ErasedGuardrail;
-use crate::contract::interceptor::{ErasedInterceptor, InterceptorMeta};
+use crate::contract::interceptor::InterceptorMeta;
 use crate::contract::pii_policy::{PiiChain, PiiPolicyMeta};
 use crate::contract::scope::{ScopeKind, ScopeRef};
 use crate::contract::tool::ToolMeta;
 use crate::di::Services;
 use crate::error::BuildError;
 use crate::pii::PiiMasker;
+use crate::pipeline::Link;
+use crate::pipeline::{ErasedInterceptor, interceptor_of};
 
 /// One scope of a path with what it attaches and excludes.
 #[derive(Debug, Clone)]
-pub struct ScopeSpec {
+pub(crate) struct ScopeSpec {
     /// The scope.
     pub scope: ScopeRef,
     /// `tool_interceptors = [...]`.
@@ -230,10 +234,12 @@ impl Pool {
             return Ok(Arc::clone(i));
         }
         services.ensure(meta.type_name, meta.deps, &mut Vec::new())?;
-        let built = (meta.build)(services).map_err(|e| BuildError::ServiceConstruction {
-            service: meta.type_name,
-            message: e.to_string(),
-        })?;
+        let built = (meta.build)(services)
+            .and_then(interceptor_of)
+            .map_err(|e| BuildError::ServiceConstruction {
+                service: meta.type_name,
+                message: e.to_string(),
+            })?;
         self.built.insert(id, Arc::clone(&built));
         Ok(built)
     }
@@ -330,10 +336,18 @@ impl Pool {
     }
 }
 
-/// Builds single interceptors outside an app: the engine behind `agboss_testing`.
-#[doc(hidden)]
-pub mod harness_build {
-    use super::*;
+/// Builds single interceptors outside an app: the engine behind `agboss_testing` (which
+/// reaches it through `__private::harness_build`).
+pub(crate) mod harness_build {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::Pool;
+    use crate::contract::guardrail::ErasedGuardrail;
+    use crate::contract::interceptor::InterceptorMeta;
+    use crate::di::Services;
+    use crate::error::BuildError;
+    use crate::pipeline::ErasedInterceptor;
 
     /// Builds one interceptor (and the services it needs) as an app would.
     pub fn interceptor(

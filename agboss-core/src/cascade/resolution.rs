@@ -8,11 +8,12 @@ use std::time::Duration;
 use super::guardrails::{GuardExclusion, GuardSpec, Guardrails};
 use super::{BuildWarning, Pool, RemoteServers, ScopeSpec, not_connected};
 use crate::contract::agent::{AgentMeta, RouterMeta};
-use crate::contract::chain::Chain;
 use crate::contract::interceptor::InterceptorMeta;
 use crate::contract::scope::{ScopeKind, ScopeRef};
-use crate::contract::tool::{ErasedToolSlot, ToolMeta};
+use crate::contract::tool::ToolMeta;
 use crate::contract::workflow::WorkflowMeta;
+use crate::pipeline::Chain;
+use crate::pipeline::{ErasedToolSlot, slot_of};
 
 use crate::di::Services;
 use crate::error::BuildError;
@@ -133,8 +134,8 @@ impl Resolution {
         }
         if let Some(remote) = meta.mcp {
             match &self.remote {
-                Some(servers) => servers.check(meta, remote.server)?,
-                None => return Err(not_connected(remote.server, Some(meta.name))),
+                Some(servers) => servers.check(meta, remote.server())?,
+                None => return Err(not_connected(remote.server(), Some(meta.name))),
             }
         }
         self.services
@@ -146,6 +147,7 @@ impl Resolution {
         }
         let slot = (meta.erased)()
             .build_slot(meta, &self.services)
+            .and_then(slot_of)
             .map_err(|e| BuildError::ServiceConstruction {
                 service: meta.type_name,
                 message: e.to_string(),

@@ -13,7 +13,6 @@ use super::resolution::{
 };
 use super::{BuildWarning, Pool, RemoteServers, ScopeSpec};
 use crate::contract::agent::{AgentMeta, RouterMeta};
-use crate::contract::chain::Chain;
 use crate::contract::guardrail::GuardrailMeta;
 use crate::contract::interceptor::InterceptorMeta;
 use crate::contract::pii_policy::PiiPolicyMeta;
@@ -23,6 +22,7 @@ use crate::contract::tool::ToolMeta;
 use crate::contract::workflow::{ApplicationMeta, WorkflowMeta};
 use crate::di::Services;
 use crate::error::BuildError;
+use crate::pipeline::Chain;
 
 /// What an app is built from: the builder's settings.
 pub(crate) struct Blueprint {

@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use super::ticket::Ticket;
 use crate::di::{DepMeta, DiError, Resolver, Services};
 use crate::error::ChannelError;
-use crate::store::Ticket;
 
 /// Who decides a ticket.
 ///

@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use agboss_core::{
-//!     GuardrailContext, GuardrailError, GuardrailVerdict, InputGuardrail, input_guardrail,
+//!     contract::guardrail::GuardrailContext, GuardrailError, contract::guardrail::GuardrailVerdict, contract::guardrail::InputGuardrail, input_guardrail,
 //! };
 //!
 //! /// Refuses the classic prompt-injection opener.
@@ -55,7 +55,7 @@ pub use crate::error::Boundary;
 /// What a guardrail decides about a text.
 ///
 /// ```
-/// use agboss_core::GuardrailVerdict;
+/// use agboss_core::contract::guardrail::GuardrailVerdict;
 /// assert!(GuardrailVerdict::pass().is_pass());
 /// assert_eq!(GuardrailVerdict::rewrite("[redacted]").label(), "rewrite");
 /// assert_eq!(GuardrailVerdict::block("secret").label(), "block");
@@ -138,7 +138,7 @@ pub enum TextScope {
 /// What a guardrail reads: the text and where it is.
 ///
 /// ```
-/// use agboss_core::{Boundary, GuardrailContext, TextScope};
+/// use agboss_core::{contract::guardrail::Boundary, contract::guardrail::GuardrailContext, contract::guardrail::TextScope};
 /// let ctx = GuardrailContext::new(Boundary::Input, "support-agent", "hello");
 /// assert_eq!(ctx.text(), "hello");
 /// assert_eq!(ctx.step(), "support-agent");
@@ -230,7 +230,7 @@ pub trait OutputGuardrail: Send + Sync {
 /// How a streamed answer reaches the caller when output guardrails guard its path.
 ///
 /// ```
-/// use agboss_core::OutputStreaming;
+/// use agboss_core::contract::guardrail::OutputStreaming;
 /// assert_eq!(OutputStreaming::default(), OutputStreaming::Hold);
 /// let windows = OutputStreaming::windows(200, 64);
 /// assert_eq!(windows, OutputStreaming::Windows { size: 200, overlap: 64 });

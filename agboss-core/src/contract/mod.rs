@@ -1,19 +1,26 @@
 //! Layer 1, contracts and metas: what users implement ([`tool::ToolHandler`],
 //! [`interceptor::BeforeToolCall`], [`interceptor::AfterToolCall`]), what the macros generate (the
-//! metas of every component kind and their [`registry`] entries), and the data a call runs on
-//! ([`chain::Chain`]) and ends with ([`outcome::CallOutcome`]).
+//! metas of every component kind and their [`registry`] entries), the small data they exchange
+//! (an approval ticket, [`ticket::Ticket`]) and how a call ends ([`outcome::CallOutcome`]).
 //!
-//! Nothing here depends on the layers above (pipeline, cascade, callbacks, engine, app); only on
-//! the leaves [`crate::dto`], [`crate::di`], [`crate::error`], [`crate::pii`] and [`crate::store`]
-//! (the approval ticket a channel reads).
+//! Nothing here depends on the layers above (pipeline, cascade, callbacks, engine, app) nor on
+//! the store; only on the leaves [`crate::dto`], [`crate::di`], [`crate::error`], [`crate::pii`]
+//! and the digest. The runtime forms of the components (the resolved chain, a tool's call slot,
+//! an interceptor behind `dyn` and its hook futures) are the pipeline's: a meta's build
+//! function returns them as an opaque `Built`.
 pub mod agent;
-pub mod chain;
+mod built;
 pub mod channel;
 pub mod guardrail;
 pub mod interceptor;
+mod interceptor_meta;
 pub mod outcome;
 pub mod pii_policy;
 pub mod registry;
 pub mod scope;
+pub mod ticket;
 pub mod tool;
 pub mod workflow;
+
+#[doc(hidden)]
+pub use built::Built;

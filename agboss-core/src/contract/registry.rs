@@ -41,7 +41,7 @@ pub enum Registration {
 }
 
 /// A [`Registration`] with the module its macro was expanded in (`module_path!()`), which
-/// scopes [`BuildWarning::Unreachable`](crate::BuildWarning::Unreachable) to the components of
+/// scopes [`BuildWarning::Unreachable`](crate::cascade::BuildWarning::Unreachable) to the components of
 /// the application being built.
 #[doc(hidden)]
 #[derive(Debug)]

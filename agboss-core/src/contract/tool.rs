@@ -1,18 +1,17 @@
-//! Tools: the [`ToolHandler`] a user implements, the [`Tool`] registration `#[tool]` generates,
-//! and the erased call contract ([`ErasedToolSlot`]) the pipeline implements for every tool type.
+//! Tools: the [`ToolHandler`] a user implements and the [`Tool`] registration `#[tool]`
+//! generates, with the [`ErasedToolType`] its meta points at (the pipeline implements it for
+//! every tool type; the call contract behind it is the pipeline's).
 use std::any::{Any, TypeId};
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::chain::Chain;
-use super::channel::{ApprovalGrant, ChannelMeta};
-use super::interceptor::InterceptorMeta;
-use super::outcome::{CallOutcome, Rendered};
+use super::built::Built;
+use super::channel::ChannelMeta;
+use super::interceptor_meta::InterceptorMeta;
 use super::pii_policy::PiiPolicyMeta;
-use crate::di::{CallId, DepMeta, DiError, Resolver, Services, TenantContext};
+use crate::di::{DepMeta, DiError, Resolver, Services};
 use crate::dto::{Dto, ValidationError};
 use crate::error::ToolError;
 
@@ -69,7 +68,7 @@ pub trait ToolHandler<I, O>: Send + Sync {
 ///     async fn run(&self, input: EchoDto) -> Result<EchoDto, ToolError> { Ok(input) }
 /// }
 ///
-/// let meta: &ToolMeta = <EchoTool as agboss_core::Tool>::META;
+/// let meta: &ToolMeta = <EchoTool as agboss_core::contract::tool::Tool>::META;
 /// assert_eq!((meta.name, meta.timeout_ms, meta.max_result_size), ("echo-tool", Some(500), None));
 /// ```
 #[non_exhaustive]
@@ -114,7 +113,7 @@ pub struct ToolMeta {
     pub deps: &'static [DepMeta],
     /// Where a remote tool lives (`#[mcp_tool]`, or a tool of a whole MCP server); `None` for a
     /// `#[tool]`.
-    pub mcp: Option<&'static McpToolMeta>,
+    pub mcp: Option<&'static dyn RemoteMeta>,
     #[doc(hidden)]
     pub erased: fn() -> &'static dyn ErasedToolType,
 }
@@ -202,7 +201,7 @@ impl ToolMeta {
         self
     }
     /// Where a remote tool lives.
-    pub const fn with_mcp(mut self, mcp: &'static McpToolMeta) -> Self {
+    pub const fn with_mcp(mut self, mcp: &'static dyn RemoteMeta) -> Self {
         self.mcp = Some(mcp);
         self
     }
@@ -212,32 +211,15 @@ fn empty_schema() -> Value {
     Value::Object(serde_json::Map::new())
 }
 
-/// The remote end of an MCP tool: the server it is called on (the name an
-/// `McpServerConfig` gives it) and the tool's name there.
-///
-/// ```
-/// use agboss_core::contract::tool::McpToolMeta;
-/// let remote = McpToolMeta { server: "everything", remote: "get-sum", typed_input: true, typed_output: false };
-/// assert_eq!(remote.to_string(), "`get-sum` on MCP server `everything`");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct McpToolMeta {
+/// Where a remote tool lives, as the contract sees it: the server it is called on (the cascade
+/// checks the server is connected) and a name for messages; the rest is its transport's (an
+/// MCP tool's [`mcp::client::McpToolMeta`](crate::mcp::client::McpToolMeta), feature `mcp`),
+/// which reads it back through [`RemoteMeta::as_any`].
+pub trait RemoteMeta: fmt::Display + Send + Sync + 'static {
     /// The server's name.
-    pub server: &'static str,
-    /// The tool's name on the server.
-    pub remote: &'static str,
-    /// The input is a DTO of the app (`input = SomeDto`), checked at build against the remote
-    /// input schema; otherwise the arguments are checked against the remote schema per call.
-    pub typed_input: bool,
-    /// The output is a DTO of the app (`output = SomeDto`); otherwise structured results are
-    /// checked against the remote output schema.
-    pub typed_output: bool,
-}
-
-impl fmt::Display for McpToolMeta {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` on MCP server `{}`", self.remote, self.server)
-    }
+    fn server(&self) -> &'static str;
+    /// The transport's own data.
+    fn as_any(&self) -> &dyn Any;
 }
 
 impl fmt::Debug for ToolMeta {
@@ -314,64 +296,10 @@ impl CallProgress {
     }
 }
 
-/// The per-call inputs of the pipeline besides the tool input.
-#[doc(hidden)]
-pub struct CallEnv<'a> {
-    /// The app's services.
-    pub services: &'a Services,
-    /// The tenant of the call.
-    pub tenant: Option<&'a TenantContext>,
-    /// The call id.
-    pub call_id: CallId,
-    /// Bounds the tool's `run` (on top of its own `timeout_ms`).
-    pub run_timeout: Option<std::time::Duration>,
-    /// Where the pipeline records how far the call got.
-    pub progress: Option<&'a CallProgress>,
-    /// The call's idempotency key, when its run is journaled.
-    pub idempotency_key: Option<&'a str>,
-    /// A human decision for this very call (a gated tool's approval point checks it).
-    pub approval: Option<&'a ApprovalGrant>,
-}
-
 /// Builds the slot of one tool type (referenced from [`ToolMeta::erased`]; implemented by the
 /// pipeline for every `T: Tool`).
 #[doc(hidden)]
 pub trait ErasedToolType: Send + Sync {
     /// Builds the slot of the tool `meta` describes against the app's services.
-    fn build_slot(
-        &self,
-        meta: &'static ToolMeta,
-        services: &Services,
-    ) -> Result<Arc<dyn ErasedToolSlot>, DiError>;
+    fn build_slot(&self, meta: &'static ToolMeta, services: &Services) -> Result<Built, DiError>;
 }
-
-/// A built tool behind `dyn`, callable with JSON text: the call contract every by-name path
-/// (agent loops, callbacks, workflow steps) goes through.
-#[doc(hidden)]
-pub trait ErasedToolSlot: Send + Sync {
-    /// The slot as `Any` (typed handles downcast it).
-    fn as_any(&self) -> &dyn Any;
-    /// The input JSON Schema a model sees when it is not the tool's DTO's
-    /// ([`Tool::model_input_schema`]).
-    fn model_input_schema(&self) -> Option<Value> {
-        None
-    }
-    /// One guarded call with JSON text arguments.
-    fn call_json<'a>(
-        &'a self,
-        chain: &'a Chain,
-        env: CallEnv<'a>,
-        args: &'a str,
-        max_result_size: Option<usize>,
-    ) -> CallFuture<'a>;
-}
-
-/// Bytes a call's future may take at the dyn boundary before it is boxed: a call of a tool
-/// whose `run` holds little across its awaits fits, so a call by name (or from an agent loop)
-/// allocates nothing for its future.
-pub(crate) const CALL_FUTURE_INLINE: usize = 1280;
-
-/// The future of one call behind `dyn` ([`ErasedToolSlot::call_json`]): inline when it fits
-/// (see [`CALL_FUTURE_INLINE`]), boxed otherwise.
-#[doc(hidden)]
-pub type CallFuture<'a> = stackfuture::StackFuture<'a, CallOutcome<Rendered>, CALL_FUTURE_INLINE>;

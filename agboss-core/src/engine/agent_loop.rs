@@ -120,7 +120,7 @@ impl Engine {
             Checked::Go(text) => text,
             Checked::Respond(answer) => return self.final_answer(meta.name, answer),
         };
-        // The agent's tools, decorated once for the whole run (see `crate::callback::stack`).
+        // The agent's tools, decorated once for the whole run (see `crate::callback`).
         let callbacks = agent_stack(
             &self.rt.listeners,
             agent,

@@ -343,7 +343,7 @@ pub(crate) async fn tell_channel(rt: &super::Runtime, ticket: &Ticket) -> Result
 /// [`App::resume`](crate::App::resume).
 ///
 /// ```
-/// use agboss_core::Approver;
+/// use agboss_core::contract::channel::Approver;
 /// use agboss_core::engine::Decision;
 /// let d = Decision::approve("ticket_1").by(Approver::new("maria").role("manager"));
 /// assert_eq!(d.ticket_id(), "ticket_1");

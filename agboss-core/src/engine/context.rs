@@ -220,7 +220,7 @@ impl RunContext {
     /// path (overrides [`AppBuilder::output_streaming`](crate::AppBuilder::output_streaming)).
     ///
     /// ```
-    /// use agboss_core::{OutputStreaming, RunContext};
+    /// use agboss_core::{contract::guardrail::OutputStreaming, RunContext};
     /// let ctx = RunContext::new().output_streaming(OutputStreaming::windows(120, 40));
     /// # let _ = ctx;
     /// ```

@@ -6,8 +6,8 @@
 //!
 //! # The tool loop of an agent
 //! Each model turn's tool calls go through the agent's callback stack (by default its
-//! [`BoundTool`](crate::BoundTool)s on their path, each running the whole guarded pipeline,
-//! decorated by [`crate::callback::stack`]); every [`CallOutcome`](crate::CallOutcome) is read by
+//! [`BoundTool`](crate::cascade::BoundTool)s on their path, each running the whole guarded pipeline,
+//! decorated by [`crate::callback`]); every [`CallOutcome`](crate::CallOutcome) is read by
 //! the one observation policy ([`crate::pipeline::observe`]):
 //!
 //! 1. Unknown tool, arguments that are not JSON, arguments that fail the input DTO: the model
@@ -24,7 +24,7 @@
 //! 5. A tool's own error (failure, panic, timeout, invalid output) is reported to the model as a
 //!    safe observation (generic text and the error class) unless a listener reported it; the full
 //!    error goes to `tracing` and to the event stream ([`RunEvent::ToolError`]). With
-//!    [`ToolErrorPolicy::FailStep`](crate::ToolErrorPolicy::FailStep) (on the agent, or per tool
+//!    [`ToolErrorPolicy::FailStep`](crate::contract::agent::ToolErrorPolicy::FailStep) (on the agent, or per tool
 //!    with [`RunContext::tool_error_policy`]) it fails the step instead.
 //! 6. The calls of one turn run concurrently, at most `max_parallel_tool_calls` at once (default
 //!    [`DEFAULT_MAX_PARALLEL_TOOL_CALLS`]); observations go back in the model's order. At most

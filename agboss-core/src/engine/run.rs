@@ -184,7 +184,7 @@ impl Engine {
         }
     }
 
-    /// The decorated callbacks of `base` tools (see [`crate::callback::stack`]).
+    /// The decorated callbacks of `base` tools (see [`crate::callback`]).
     pub(crate) fn callbacks(
         &self,
         agent: Option<&str>,

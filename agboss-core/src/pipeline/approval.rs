@@ -12,7 +12,7 @@ use std::any::Any;
 use crate::contract::channel::{ApprovalGrant, ChannelMeta};
 use crate::contract::tool::{Tool, ToolMeta};
 use crate::error::ToolCallError;
-use crate::store::types::sha256_hex;
+use crate::stamp::sha256_hex;
 
 /// Lets the call through, or stops it for a human decision.
 #[inline]

@@ -2,12 +2,11 @@
 //! `agboss_testing::test_tool_interceptor`.
 use std::sync::Arc;
 
+use super::ErasedInterceptor;
+use super::Link;
 use super::hooks::{Stage, Stop, after_chain, before_chain, caught};
 use super::run::decode_input;
-use crate::contract::chain::Link;
-use crate::contract::interceptor::{
-    ErasedInterceptor, InputHolder, ToolCallContext, ToolCallDecision, ToolOutput,
-};
+use crate::contract::interceptor::{InputHolder, ToolCallContext, ToolCallDecision, ToolOutput};
 use crate::contract::tool::Tool;
 use crate::di::{CallId, ExecutionContext, Resolver, Services, TenantContext};
 use crate::dto::Dto;

@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crate::contract::chain::Link;
+use super::{HookError, Link};
 use crate::contract::interceptor::{
-    HookError, ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolOutput,
+    ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolOutput,
 };
 use crate::contract::tool::ToolMeta;
 use crate::di::Resolver;

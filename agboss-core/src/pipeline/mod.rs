@@ -4,24 +4,35 @@
 //! `after_tool_call`s inner→outer → output DTO re-validation → PII masking and
 //! `max_result_size` truncation of the text a model reads ([`render`]).
 //!
-//! It runs on a resolved [`Chain`](crate::contract::chain::Chain) and ends with one
+//! It runs on a resolved [`Chain`] and ends with one
 //! [`CallOutcome`](crate::CallOutcome) that names the decision where it was taken. Fail closed:
 //! an interceptor that errors, panics or runs past its time limit, or a dependency that cannot be
 //! built, stops the call ([`FailureKind::Guard`](crate::FailureKind::Guard)); the tool does not
 //! run (or its output is discarded when an after-hook fails). What a reader makes of an outcome
 //! is [`observe`].
 //!
-//! Uses only [`crate::contract`] and the leaves.
+//! Uses only [`crate::contract`] and the leaves. It owns the runtime side of the contract's
+//! erased forms: the resolved [`Chain`] a call runs on, the call slot of a tool type
+//! ([`ErasedToolSlot`], its [`CallEnv`] and inline [`CallFuture`]) and the hook table of an
+//! interceptor type (`typed`).
 mod approval;
+mod chain;
+mod erased;
 pub mod guard;
-pub mod harness;
+pub(crate) mod harness;
 mod hooks;
 pub mod observe;
 pub mod render;
 mod run;
 mod slot;
 pub mod trace;
+pub(crate) mod typed;
 
+pub(crate) use chain::Link;
+pub use chain::{Chain, ChainEntry, Exclusion};
+pub(crate) use erased::slot_of;
+#[doc(hidden)]
+pub use erased::{CallEnv, CallFuture, ErasedToolSlot};
 pub(crate) use hooks::bounded;
 pub use render::{TRUNCATION_MARKER, truncate_result};
 pub use run::decode_input;
@@ -29,3 +40,6 @@ pub(crate) use run::{ToolSlot, run_typed};
 pub(crate) use slot::call_json_typed;
 #[doc(hidden)]
 pub use slot::erased_tool;
+pub(crate) use typed::interceptor_of;
+#[doc(hidden)]
+pub use typed::{AfterFuture, BeforeFuture, ErasedInterceptor, HookError};

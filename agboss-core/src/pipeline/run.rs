@@ -4,13 +4,14 @@
 use std::future::Future;
 use std::time::Duration;
 
+use super::CallEnv;
+use super::Chain;
 use super::approval::approval_point;
 use super::hooks::{Caught, Stage, Stop, after_chain, before_chain, bounded_by, caught};
 use super::trace::CallTrace;
-use crate::contract::chain::Chain;
 use crate::contract::interceptor::{InputHolder, ToolCallContext, ToolOutput};
 use crate::contract::outcome::{CallOutcome, FailureKind};
-use crate::contract::tool::{CallEnv, CallProgress, Tool, ToolMeta};
+use crate::contract::tool::{CallProgress, Tool, ToolMeta};
 use crate::di::{DiError, ExecutionContext, Resolver, Services};
 use crate::dto::Dto;
 use crate::error::{BlockKind, ToolBlockedError, ToolCallError};

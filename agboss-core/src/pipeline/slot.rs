@@ -5,15 +5,15 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use super::Chain;
 use super::hooks::Stage;
 use super::render::{mask_message, render_result};
 use super::run::{ToolSlot, run_guarded};
 use super::trace::CallTrace;
-use crate::contract::chain::Chain;
+use super::{CallEnv, CallFuture, ErasedToolSlot};
+use crate::contract::Built;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
-use crate::contract::tool::{
-    CallEnv, CallFuture, DEFAULT_MAX_INPUT_SIZE, ErasedToolSlot, ErasedToolType, Tool, ToolMeta,
-};
+use crate::contract::tool::{DEFAULT_MAX_INPUT_SIZE, ErasedToolType, Tool, ToolMeta};
 use crate::di::{DiError, Services};
 use crate::dto::{Dto, ValidationError, code};
 use crate::error::ToolCallError;
@@ -172,12 +172,9 @@ fn rendered<O: Dto>(
 pub struct ToolType<T>(PhantomData<fn() -> T>);
 
 impl<T: Tool> ErasedToolType for ToolType<T> {
-    fn build_slot(
-        &self,
-        _meta: &'static ToolMeta,
-        services: &Services,
-    ) -> Result<Arc<dyn ErasedToolSlot>, DiError> {
-        Ok(Arc::new(ToolSlot::<T>::build(services)?))
+    fn build_slot(&self, _meta: &'static ToolMeta, services: &Services) -> Result<Built, DiError> {
+        let slot: Arc<dyn ErasedToolSlot> = Arc::new(ToolSlot::<T>::build(services)?);
+        Ok(Built::new(slot))
     }
 }
 

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use super::error::StoreError;
-use super::state::TicketState;
 use super::ticket::Ticket;
 use super::types::{Lease, RunRecord};
+use crate::contract::ticket::TicketState;
 
 /// No thread of that id for the tenant.
 pub(crate) fn thread_not_found(thread_id: &str) -> StoreError {

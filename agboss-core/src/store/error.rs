@@ -1,5 +1,5 @@
 //! [`StoreError`]: what a store operation can fail with.
-use super::state::TicketState;
+use crate::contract::ticket::TicketState;
 use crate::error::BoxError;
 
 /// Why a store operation failed. Foreign data is never told apart from missing data: a tenant

@@ -43,7 +43,6 @@ mod postgres;
 mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
-mod state;
 pub mod ticket;
 mod traits;
 pub mod types;

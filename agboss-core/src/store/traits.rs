@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use super::error::StoreError;
 use super::forward::store_trait;
-use super::state::TicketState;
 use super::ticket::{Ticket, TicketDecision};
 use super::types::{
     JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, StepEntry, ThreadInfo, ThreadList,
     ThreadMessage,
 };
+use crate::contract::ticket::TicketState;
 use crate::model::Message;
 
 store_trait! {

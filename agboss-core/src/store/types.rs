@@ -1,6 +1,6 @@
 //! The records a store keeps: threads and their messages, runs,
 //! leases, and the steps of a run's journal, with the versioned encoding every backend shares.
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -14,12 +14,7 @@ pub const FORMAT_VERSION: i64 = 1;
 /// How long a lease lasts when nothing renews it (writes and the engine's heartbeat do).
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
 
-/// Milliseconds since the Unix epoch, the time every backend stores.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
+pub use crate::stamp::{now_ms, sha256_hex};
 
 /// A conversation owned by one tenant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -393,19 +388,6 @@ fn check_format(what: &str, format: i64) -> Result<(), StoreError> {
             supported: FORMAT_VERSION,
         })
     }
-}
-
-/// SHA-256 of `bytes`, lower-case hex: the one digest of the journal (request digests,
-/// idempotency keys), the approval tickets (input fingerprints) and the policy digests.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest as _, Sha256};
-    use std::fmt::Write as _;
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }
 
 /// A random id (runs, threads, workers): unique across processes, unlike generated call ids.

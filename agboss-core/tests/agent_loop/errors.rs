@@ -1,6 +1,7 @@
 //! Errors of the loop: tool errors (reported or failing the step), max turns, typed model and target errors.
 
 use super::*;
+use agboss_core::contract::agent::ToolErrorPolicy;
 
 #[tokio::test]
 async fn a_tool_error_is_reported_safely_by_default() {

@@ -1,6 +1,7 @@
 //! Interceptors in the loop: reply-to-model self-correction, blocks, failing interceptors, wrapped callbacks.
 
 use super::*;
+use agboss_core::BlockKind;
 
 #[tokio::test]
 async fn reply_to_model_lets_the_model_self_correct() {

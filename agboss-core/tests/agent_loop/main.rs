@@ -11,7 +11,7 @@ use agboss_core::engine::{
 use agboss_core::model::{
     Message, ModelError, ModelRequest, ModelResponse, ToolCallRequest, Usage,
 };
-use agboss_core::*;
+use agboss_core::prelude::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use futures::StreamExt as _;
 use serde_json::json;

@@ -8,10 +8,11 @@ use std::time::Duration;
 use agboss_core::dto::Dto;
 use agboss_core::engine::{Decision, RunContext, RunError, RunEvent, Target};
 use agboss_core::model::SharedChatModel;
+use agboss_core::prelude::*;
+use agboss_core::store;
 use agboss_core::store::{
     MemoryStore, NewThread, SharedStore, StoreError, Ticket, TicketState, TicketStore as _,
 };
-use agboss_core::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use serde_json::json;
 

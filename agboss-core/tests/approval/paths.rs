@@ -1,6 +1,9 @@
 //! Approval on the other paths: direct calls, `describe()`, paused steps, bindings, workflow tool steps.
 
 use super::*;
+use agboss_core::CallDecision;
+use agboss_core::FailureKind;
+use agboss_core::engine;
 
 #[tokio::test]
 async fn a_direct_call_of_a_gated_tool_gets_a_ticket_and_runs_once_decided() {

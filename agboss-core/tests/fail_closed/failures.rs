@@ -1,6 +1,9 @@
 //! Failures stay failures: listeners cannot soften a failing guard, only a tool's own error is reportable, source chains.
 
 use super::*;
+use agboss_core::CallFailure;
+use agboss_core::FailureKind;
+use agboss_core::callback::ToolInvocation;
 
 // --- Defect 1: a listener can never soften a guard failure ------------------------------------
 

@@ -7,10 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agboss_core::callback::ToolCallback;
+use agboss_core::callback::ToolInvocation;
 use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener};
 use agboss_core::dto::Dto;
 use agboss_core::engine::{CallDecision, RunContext, RunError, RunEvent, Target};
-use agboss_core::*;
+use agboss_core::prelude::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use serde_json::json;
 

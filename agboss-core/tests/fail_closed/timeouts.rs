@@ -1,6 +1,8 @@
 //! Hook and tool time limits: hanging hooks fail the step, app-wide and default limits, tool timeouts, runtimes without timers.
 
 use super::*;
+use agboss_core::FailureKind;
+use agboss_core::callback::SharedToolCallback;
 
 // --- Defect 2: a hanging guard is a guard failure, bounded by its own limit -------------------
 

@@ -1,6 +1,7 @@
 //! Guardrails along the cascade: order, exclusions, routers, parallel mode.
 
 use super::*;
+use agboss_core::model;
 
 #[tokio::test]
 async fn guardrails_run_in_cascade_order_cheap_first_and_exclusions_hold() {

@@ -4,11 +4,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agboss_core::GuardrailBlockedError;
 use agboss_core::dto::Dto;
 use agboss_core::engine::workflow::{Flow, Recovery, WorkflowFlow};
 use agboss_core::engine::{RunContext, RunError, RunEvent, Target};
+use agboss_core::prelude::*;
 use agboss_core::store::{MemoryStore, NewThread};
-use agboss_core::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use agboss_testing::{TestOptions, test_input_guardrail};
 use serde_json::json;

@@ -1,6 +1,8 @@
 //! Guardrails on streamed answers: text held back, windows across deltas, masked answers.
 
 use super::*;
+use agboss_core::contract::guardrail::Boundary;
+use agboss_core::contract::guardrail::OutputStreaming;
 
 #[tokio::test]
 async fn streaming_holds_text_back_until_the_whole_answer_passed() {

@@ -1,6 +1,7 @@
 //! Hostile tool arguments: item and error caps, oversized input, duplicate keys, short quotes in errors.
 
 use super::*;
+use agboss_core::FailureKind;
 
 // --- 1. Error amplification ---------------------------------------------------------------------
 

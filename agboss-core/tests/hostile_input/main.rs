@@ -13,7 +13,7 @@ use agboss_core::model::{
     ChatModel, Message, ModelError, ModelRequest, ModelStreamEvent, OpenAiCompatibleModel,
     StreamLimits, collect_stream,
 };
-use agboss_core::*;
+use agboss_core::prelude::*;
 use futures::StreamExt as _;
 use serde_json::json;
 use support::{End, MockServer, Reply};

@@ -9,10 +9,10 @@ use std::time::Duration;
 use agboss_core::dto::Dto;
 use agboss_core::engine::{InDoubtResolution, RunContext, RunError, RunEvent};
 use agboss_core::model::{Message, SharedChatModel};
+use agboss_core::prelude::*;
 use agboss_core::store::{
     MemoryStore, NewThread, RunStatus, RunStore as _, SharedStore, StoreError, ThreadStore as _,
 };
-use agboss_core::*;
 use agboss_testing::flaky::FlakyStore;
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use serde_json::json;

@@ -5,13 +5,14 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use agboss_core::Rendered;
 use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
 use agboss_core::callback::{
     SharedToolCallback, ToolCallback, ToolInvocation, ToolMetadata, ToolSource,
 };
 use agboss_core::dto::Dto;
 use agboss_core::model::ToolDefinition;
-use agboss_core::*;
+use agboss_core::prelude::*;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 

@@ -1,6 +1,7 @@
 //! `on_error`: reporting or propagating, panics, replies to the model, blocks, invalid input, timeouts.
 
 use super::*;
+use agboss_core::BlockKind;
 
 // --- Error policy ----------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ use agboss_core::callback::{ToolCallback, ToolInvocation};
 use agboss_core::dto::Dto;
 use agboss_core::pii::{Detector, PiiMatch};
 use agboss_core::pipeline::TRUNCATION_MARKER;
-use agboss_core::*;
+use agboss_core::prelude::*;
 use proptest::prelude::*;
 
 mod properties;

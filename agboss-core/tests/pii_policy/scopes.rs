@@ -1,6 +1,7 @@
 //! PII policies of every scope, outermost first: replies to the model and error texts masked, build errors, app-wide policies.
 
 use super::*;
+use agboss_core::Rendered;
 
 #[tokio::test]
 async fn policies_of_every_scope_apply_outermost_first() {

@@ -1,6 +1,8 @@
 //! The interceptor chain: order, inspection, blocks, replies to the model, failing hooks, attachment and exclusion.
 
 use super::*;
+use agboss_core::BlockKind;
+use agboss_core::CallDecision;
 
 #[tokio::test]
 async fn before_runs_outer_to_inner_and_after_inner_to_outer() {
@@ -152,7 +154,7 @@ async fn an_interceptor_attached_twice_runs_once_and_exclusion_removes_it() {
     assert_eq!(chain.entries().len(), 1);
     assert_eq!(
         chain.entries()[0].origin.kind,
-        agboss_core::ScopeKind::Application
+        agboss_core::contract::scope::ScopeKind::Application
     );
 
     rec.log.lock().unwrap().clear();

@@ -1,6 +1,7 @@
 //! Invoking tools: typed errors, validation of input and output, wire names, build errors, the registry.
 
 use super::*;
+use agboss_core::BuildError;
 
 #[tokio::test]
 async fn tool_errors_and_panics_are_typed() {

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use agboss_core::dto::Dto;
 use agboss_core::pipeline::TRUNCATION_MARKER;
-use agboss_core::*;
+use agboss_core::prelude::*;
 use serde_json::json;
 
 mod chain;

@@ -6,25 +6,16 @@
 //! `before_tool_call` runs after input validation, outer to inner, and decides; the first decision
 //! that is not `allow` stops the chain. `after_tool_call` runs after the tool, inner to outer, and
 //! returns the (optionally transformed) output.
-use std::any::TypeId;
-use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
-use std::time::Duration;
 
-use crate::di::{DepMeta, DiError, Resolver, Services};
+use crate::di::{DiError, Resolver};
 use crate::error::InterceptorError;
 
 mod context;
-mod erased;
 
+pub use super::interceptor_meta::{DEFAULT_HOOK_TIMEOUT, InterceptorMeta};
 pub(crate) use context::InputHolder;
 pub use context::{ToolCallContext, ToolCallResultContext, ToolOutput};
-#[doc(hidden)]
-pub use erased::{
-    AfterFuture, AfterHook, BeforeFuture, BeforeHook, ErasedInterceptor, HookError,
-    TypedInterceptor, probe,
-};
 
 /// What a `before_tool_call` hook decides.
 ///
@@ -113,44 +104,6 @@ pub trait AfterToolCall: Send + Sync {
         &self,
         call: ToolCallResultContext<'_>,
     ) -> impl Future<Output = Result<ToolOutput, InterceptorError>> + Send;
-}
-
-/// The time limit of an interceptor's hooks when neither the interceptor
-/// (`#[tool_interceptor(timeout_ms = ..)]`) nor the app
-/// ([`AppBuilder::interceptor_timeout`](crate::AppBuilder::interceptor_timeout)) sets one.
-pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Registration data of a `#[tool_interceptor]`.
-pub struct InterceptorMeta {
-    /// Unique kebab-case name ending in `-tool-interceptor`.
-    pub name: &'static str,
-    /// What it is responsible for.
-    pub description: &'static str,
-    /// The struct's type name.
-    pub type_name: &'static str,
-    /// The struct's `TypeId`.
-    pub type_id: fn() -> TypeId,
-    /// Its dependencies.
-    pub deps: &'static [DepMeta],
-    /// Time limit of each of its hooks, in milliseconds (`None`: the app's
-    /// [`interceptor_timeout`](crate::AppBuilder::interceptor_timeout), 10 s by default). A hook
-    /// that runs past it fails the call closed ([`ToolCallError::InterceptorTimeout`](crate::ToolCallError::InterceptorTimeout)).
-    pub timeout_ms: Option<u64>,
-    #[doc(hidden)]
-    pub build: fn(&Services) -> Result<Arc<dyn ErasedInterceptor>, DiError>,
-}
-
-impl InterceptorMeta {
-    /// True for the same interceptor type.
-    pub fn same(&self, other: &InterceptorMeta) -> bool {
-        (self.type_id)() == (other.type_id)()
-    }
-}
-
-impl fmt::Debug for InterceptorMeta {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name)
-    }
 }
 
 /// Implemented by `#[tool_interceptor]`.

@@ -24,6 +24,7 @@ mod error;
 mod reconnect;
 mod registry;
 mod remote;
+mod tool_meta;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RECONNECT_ATTEMPTS,
@@ -35,3 +36,4 @@ pub use error::{McpError, StderrTail};
 pub use registry::server_tool_name;
 #[doc(hidden)]
 pub use remote::McpRemote;
+pub use tool_meta::McpToolMeta;

@@ -2,17 +2,17 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::McpToolMeta;
 use super::connection::McpServer;
 use super::dto::{McpArguments, McpResult};
 use super::remote::{McpRemote, check_declaration};
 use crate::cascade::RemoteServer;
-use crate::contract::tool::{
-    ErasedToolSlot, ErasedToolType, McpToolMeta, Tool, ToolHandler, ToolMeta,
-};
+use crate::contract::Built;
+use crate::contract::tool::{ErasedToolType, Tool, ToolHandler, ToolMeta};
 use crate::di::{DiError, Resolver, Services};
 use crate::dto::{Dto, ValidationError};
 use crate::error::{BuildError, ToolError};
-use crate::pipeline::ToolSlot;
+use crate::pipeline::{ErasedToolSlot, ToolSlot};
 
 /// The longest tool name the model APIs accept.
 const MAX_TOOL_NAME: usize = 64;
@@ -23,7 +23,7 @@ impl RemoteServer for McpServer {
     }
 
     fn check(&self, meta: &'static ToolMeta) -> Result<(), BuildError> {
-        let Some(remote) = meta.mcp else {
+        let Some(remote) = McpToolMeta::of(meta) else {
             return Ok(());
         };
         check_declaration(
@@ -105,18 +105,16 @@ fn server_tool_meta(
     }
     let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
     let remote: &'static str = leak(remote.to_owned());
-    // The type's registration data, with this tool's name, description and remote end.
-    let meta: &'static ToolMeta = Box::leak(Box::new(ToolMeta {
-        name: leak(name),
-        description: leak(description.to_owned()),
-        mcp: Some(Box::leak(Box::new(McpToolMeta {
-            server,
-            remote,
-            typed_input: false,
-            typed_output: false,
-        }))),
-        ..*SERVER_TOOL
+    let mcp: &'static McpToolMeta = Box::leak(Box::new(McpToolMeta {
+        server,
+        remote,
+        typed_input: false,
+        typed_output: false,
     }));
+    // The type's registration data, with this tool's name, description and remote end.
+    let meta: &'static ToolMeta = Box::leak(Box::new(
+        server_tool(leak(name), leak(description.to_owned())).with_mcp(mcp),
+    ));
     metas.insert(key, meta);
     Ok(meta)
 }
@@ -132,15 +130,21 @@ impl ToolHandler<McpArguments, McpResult> for McpServerTool {
     }
 }
 
+/// The registration data of a whole server's tool named `name`: the type's, built in one
+/// place (the placeholder below and each listed tool).
+const fn server_tool(name: &'static str, description: &'static str) -> ToolMeta {
+    ToolMeta::new(
+        name,
+        description,
+        "McpServerTool",
+        std::any::TypeId::of::<McpServerTool>,
+        || &ServerToolType,
+    )
+    .with_schemas(McpArguments::json_schema, McpResult::json_schema)
+}
+
 /// Placeholder registration of the type: each instance runs under its own tool's meta.
-const SERVER_TOOL: &ToolMeta = &ToolMeta::new(
-    "mcp-server-tool",
-    "a tool of a whole MCP server",
-    "McpServerTool",
-    std::any::TypeId::of::<McpServerTool>,
-    || &ServerToolType,
-)
-.with_schemas(McpArguments::json_schema, McpResult::json_schema);
+const SERVER_TOOL: &ToolMeta = &server_tool("mcp-server-tool", "a tool of a whole MCP server");
 
 impl Tool for McpServerTool {
     type Input = McpArguments;
@@ -163,15 +167,10 @@ impl Tool for McpServerTool {
 struct ServerToolType;
 
 impl ErasedToolType for ServerToolType {
-    fn build_slot(
-        &self,
-        meta: &'static ToolMeta,
-        services: &Services,
-    ) -> Result<Arc<dyn ErasedToolSlot>, DiError> {
+    fn build_slot(&self, meta: &'static ToolMeta, services: &Services) -> Result<Built, DiError> {
         let remote = McpRemote::from_services(services, meta)?;
-        Ok(Arc::new(ToolSlot::of_instance(
-            McpServerTool { remote },
-            meta,
-        )))
+        let slot: Arc<dyn ErasedToolSlot> =
+            Arc::new(ToolSlot::of_instance(McpServerTool { remote }, meta));
+        Ok(Built::new(slot))
     }
 }

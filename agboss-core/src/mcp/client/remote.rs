@@ -8,11 +8,12 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::McpToolMeta;
 use super::connection::{McpRemoteTool, McpServer};
 use super::dto::{McpArguments, McpResult};
 use super::error::McpError;
 use crate::cascade::RemoteServers;
-use crate::contract::tool::{McpToolMeta, ToolMeta};
+use crate::contract::tool::ToolMeta;
 use crate::di::{DiError, Resolver, Services};
 use crate::dto::{Dto, FieldError, ValidationError, code};
 use crate::error::ToolError;
@@ -42,7 +43,7 @@ impl McpRemote {
         meta: &'static ToolMeta,
     ) -> Result<Self, DiError> {
         let missing = |what: String| DiError::Failed(format!("tool `{}`: {what}", meta.name));
-        let remote = meta.mcp.ok_or_else(|| missing("not an MCP tool".into()))?;
+        let remote = McpToolMeta::of(meta).ok_or_else(|| missing("not an MCP tool".into()))?;
         let servers = services
             .get::<RemoteServers>()
             .ok_or_else(|| missing("no MCP server is connected to the app".into()))?;

@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use super::checks::{lease_lost, lease_of, run_not_found, thread_not_found};
 use super::error::StoreError;
-use super::state::TicketState;
 use super::ticket::Ticket;
 use super::traits::{RunStore, ThreadStore};
 use super::types::{
     JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, RunStatus, StepEntry, ThreadInfo,
     ThreadList, ThreadMessage, now_ms, random_id,
 };
+use crate::contract::ticket::TicketState;
 use crate::model::Message;
 
 mod tickets;

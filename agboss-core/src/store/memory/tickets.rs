@@ -1,9 +1,9 @@
 //! The approval tickets of [`MemoryStore`]: each operation checks and writes under the store's
 //! one lock.
 use super::{MemoryStore, key};
+use crate::contract::ticket::TicketState;
 use crate::store::checks::{advance, decidable, in_state, new_ticket, ticket_not_found};
 use crate::store::error::StoreError;
-use crate::store::state::TicketState;
 use crate::store::ticket::{Ticket, TicketDecision};
 use crate::store::traits::TicketStore;
 use crate::store::types::Lease;

@@ -3,8 +3,8 @@
 //! [`StoreError::Corrupt`] or [`StoreError::UnknownFormat`] (never retried); a driver failure
 //! is [`StoreError::Backend`].
 use super::db::{Db, column, stored_u64};
+use crate::contract::ticket::TicketState;
 use crate::store::error::StoreError;
-use crate::store::state::TicketState;
 use crate::store::ticket::{Ticket, TicketDecision};
 use crate::store::types::{
     JournalStep, RunRecord, RunStatus, StepEntry, ThreadInfo, ThreadMessage, decode_message,

@@ -9,11 +9,11 @@ use super::dialect::Dialect;
 use super::queries::{ADVANCE_TICKET, DECIDE_TICKET, RUN_TICKETS, SELECT_TICKET};
 use super::rows::ticket;
 use super::store::{SqlStore, Write};
+use crate::contract::ticket::TicketState;
 use crate::store::checks::{
     advance, decidable, in_state, lease_lost, new_ticket, ticket_not_found,
 };
 use crate::store::error::StoreError;
-use crate::store::state::TicketState;
 use crate::store::ticket::{Ticket, TicketDecision};
 use crate::store::traits::TicketStore;
 use crate::store::types::Lease;

@@ -16,6 +16,14 @@ fn same_types(event: RunEvent, outcome: ToolResult) -> (agboss_core::RunEvent, a
 
 fn listener<L: ToolCallListener>(_: L, _: ToolCallListeners) {}
 
+// Root re-exports of 0.1 that now live in their module: a deprecated alias names the new path.
+fn moved_from_the_root(
+    chain: &agboss_core::Chain,
+    warning: agboss_core::BuildWarning,
+) -> (&agboss_core::cascade::Chain, agboss_core::cascade::BuildWarning) {
+    (chain, warning)
+}
+
 #[agent(name = "quiet-agent", description = "Imports the macro")]
 pub struct QuietAgent;
 

@@ -1,6 +1,6 @@
 //! A tool with a mistake in its attribute is still a tool where it is named: one error.
 use agboss_core::dto::Dto;
-use agboss_core::*;
+use agboss_core::prelude::*;
 
 #[derive(Dto, Debug, Clone, PartialEq)]
 pub struct InDto {

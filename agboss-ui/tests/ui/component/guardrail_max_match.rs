@@ -1,4 +1,4 @@
-use agboss_core::*;
+use agboss_core::prelude::*;
 
 // [output-guardrail.max-match]: the longest match is a positive number of characters.
 #[output_guardrail(name = "locator-output-guardrail", description = "Finds locators", max_match = 0)]

@@ -1,4 +1,4 @@
-use agboss_core::*;
+use agboss_core::prelude::*;
 
 // [name.kind-suffix], [name.kebab-case], [description.empty], [input-guardrail.timeout-ms],
 // and `parallel` on an output guardrail ([attr.unknown-key]), in one go.

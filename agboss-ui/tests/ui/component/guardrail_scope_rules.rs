@@ -1,4 +1,4 @@
-use agboss_core::*;
+use agboss_core::prelude::*;
 
 #[input_guardrail(name = "moderation-input-guardrail", description = "Moderates")]
 pub struct ModerationInputGuardrail;

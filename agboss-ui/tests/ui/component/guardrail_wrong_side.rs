@@ -1,4 +1,4 @@
-use agboss_core::*;
+use agboss_core::prelude::*;
 
 #[output_guardrail(name = "leak-output-guardrail", description = "Leaks")]
 pub struct LeakOutputGuardrail;

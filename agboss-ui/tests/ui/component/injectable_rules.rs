@@ -1,4 +1,4 @@
-use agboss_core::*;
+use agboss_core::prelude::*;
 
 #[injectable]
 pub struct Db;

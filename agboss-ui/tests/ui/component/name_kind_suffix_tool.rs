@@ -1,5 +1,5 @@
 use agboss_core::dto::Dto;
-use agboss_core::*;
+use agboss_core::prelude::*;
 
 #[derive(Dto, Debug, Clone, PartialEq)]
 pub struct InDto {

@@ -1,6 +1,6 @@
 //! A dep that is not `#[injectable]` is one error, at the service type, saying how to fix it.
 use agboss_core::dto::Dto;
-use agboss_core::*;
+use agboss_core::prelude::*;
 use std::sync::Arc;
 
 #[derive(Dto, Debug, Clone, PartialEq)]

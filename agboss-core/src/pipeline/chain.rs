@@ -5,9 +5,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::interceptor::{ErasedInterceptor, InterceptorMeta};
-use super::pii_policy::PiiChain;
-use super::scope::ScopeRef;
+use super::ErasedInterceptor;
+use crate::contract::interceptor::InterceptorMeta;
+use crate::contract::pii_policy::PiiChain;
+use crate::contract::scope::ScopeRef;
 
 /// One interceptor of a resolved chain and where it came from.
 #[derive(Debug, Clone)]

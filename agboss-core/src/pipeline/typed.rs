@@ -1,9 +1,13 @@
-//! Interceptors behind `dyn`: the hook futures (inline when small), the per-type hook table the
-//! macro fills ([`TypedInterceptor`]) and the autoref probes that find which hooks a type has.
+//! Interceptors behind `dyn` ([`ErasedInterceptor`], what a chain calls) with their hook
+//! futures (inline when small); the per-type hook table the macro fills ([`TypedInterceptor`],
+//! what an [`InterceptorMeta`]'s `build` makes), the hooks it dispatches to without a function
+//! pointer ([`BeforeHook`], [`AfterHook`]) and the autoref probes that find which hooks a type
+//! has.
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::{
+use crate::contract::Built;
+use crate::contract::interceptor::{
     AfterToolCall, BeforeToolCall, InterceptorMeta, ToolCallContext, ToolCallDecision,
     ToolCallResultContext, ToolInterceptor, ToolOutput,
 };
@@ -54,6 +58,15 @@ pub trait ErasedInterceptor: Send + Sync {
     ) -> AfterFuture<'a>;
 }
 
+/// The interceptor an [`InterceptorMeta`]'s `build` made.
+pub(crate) fn interceptor_of(built: Built) -> Result<Arc<dyn ErasedInterceptor>, DiError> {
+    built
+        .downcast::<Arc<dyn ErasedInterceptor>>()
+        .ok_or_else(|| {
+            DiError::Failed("an interceptor type built no hook table of this runtime".into())
+        })
+}
+
 /// The `before_tool_call` of a concrete interceptor type, implemented by the probe's tags:
 /// [`probe::HasBefore`] runs the hook on the shared instance (or one built for the call),
 /// [`probe::NoBefore`] allows. The chain calls it directly, through no function pointer.
@@ -94,20 +107,17 @@ pub struct TypedInterceptor<I, B, A> {
 
 impl<I: ToolInterceptor, B: BeforeHook<I>, A: AfterHook<I>> TypedInterceptor<I, B, A> {
     #[doc(hidden)]
-    pub fn build(
-        services: &Services,
-        _before: B,
-        _after: A,
-    ) -> Result<Arc<dyn ErasedInterceptor>, DiError> {
+    pub fn build(services: &Services, _before: B, _after: A) -> Result<Built, DiError> {
         let shared = if crate::di::any_context(I::META.deps) {
             None
         } else {
             Some(I::construct(&Resolver::for_services(services))?)
         };
-        Ok(Arc::new(Self {
+        let built: Arc<dyn ErasedInterceptor> = Arc::new(Self {
             shared,
             hooks: PhantomData,
-        }))
+        });
+        Ok(Built::new(built))
     }
 }
 

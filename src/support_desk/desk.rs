@@ -1,0 +1,36 @@
+//! The agents, the router, the workflow and the application.
+use agboss_core::prelude::*;
+
+use super::*;
+
+/// Handles money questions.
+#[agent(name = "billing-agent", description = "Answers billing questions and issues refunds",
+        instructions = "You are the billing desk. Look orders up before refunding; never refund more than was paid. Refunds above 100.00 wait for a manager's approval.",
+        tools = [LookupOrderTool, RefundOrderTool],
+        tool_interceptors = [RefundLimitToolInterceptor], max_turns = 6)]
+pub struct BillingAgent;
+
+/// Handles delivery questions.
+#[agent(name = "shipping-agent", description = "Answers questions about deliveries",
+        instructions = "You are the shipping desk. Look the order up, then track its parcel.",
+        tools = [LookupOrderTool, TrackShipmentTool], max_turns = 6)]
+pub struct ShippingAgent;
+
+/// Sends each request to billing or shipping.
+#[router(name = "support-router", description = "Routes a customer request to billing or shipping",
+         routes = [BillingAgent, ShippingAgent], fallback = BillingAgent)]
+pub struct SupportRouter;
+
+/// The support workflow.
+#[workflow(name = "support-workflow", description = "Routes a request and answers it",
+           routers = [SupportRouter], tools = [SearchFaqTool],
+           tool_interceptors = [SupportHoursToolInterceptor])]
+pub struct SupportWorkflow;
+
+/// The application.
+#[application(name = "support-desk-application", description = "A multi-tenant customer support desk",
+              workflows = [SupportWorkflow], tools = [SearchFaqTool],
+              tool_interceptors = [AuditToolInterceptor, PiiRedactionToolInterceptor],
+              input_guardrails = [PromptInjectionInputGuardrail],
+              output_guardrails = [InternalNoteOutputGuardrail])]
+pub struct SupportDeskApplication;
