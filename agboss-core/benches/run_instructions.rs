@@ -14,7 +14,7 @@ use agboss_core::engine::{RunContext, Target};
 use agboss_core::model::{
     ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCallRequest,
 };
-use agboss_core::*;
+use agboss_core::prelude::*;
 use futures::StreamExt as _;
 use gungraun::{library_benchmark, library_benchmark_group, main};
 
