@@ -356,6 +356,13 @@ pub trait ErasedToolSlot: Send + Sync {
     fn model_input_schema(&self) -> Option<Value> {
         None
     }
+    /// Decodes and validates JSON text arguments against the input DTO without calling
+    /// anything (an approver's edit is checked when it is decided). `Ok` where the slot has no
+    /// DTO of its own (a remote tool: its server checks).
+    fn check_input(&self, meta: &ToolMeta, args: &str) -> Result<(), crate::error::ToolCallError> {
+        let _ = (meta, args);
+        Ok(())
+    }
     /// One guarded call with JSON text arguments.
     fn call_json<'a>(
         &'a self,
