@@ -107,3 +107,20 @@ pub async fn post_from_page(client: &Client, path: &str, body: &str) -> u64 {
         .as_u64()
         .unwrap_or_else(|| panic!("fetch failed: {status}"))
 }
+
+/// Clicks the element `css` selects.
+pub async fn click(client: &Client, css: &str) {
+    let element = client.find(Locator::Css(css)).await;
+    let element = element.unwrap_or_else(|e| panic!("no `{css}`: {e}"));
+    element.click().await.unwrap();
+}
+
+/// The text of the element `css` selects, once it is there.
+pub async fn text_of(client: &Client, css: &str) -> String {
+    wait_for(client, css).await.text().await.unwrap()
+}
+
+/// Waits until the run's page shows it completed (followed live, then reloaded).
+pub async fn completed(client: &Client) {
+    wait_for(client, r#"#status[data-status="completed"]"#).await;
+}

@@ -115,7 +115,11 @@ pub fn manager(tenant: &str) -> Approver {
 /// Starts a refund run of `tenant` (`order cents note`): it stops waiting for approval; its
 /// ticket.
 pub async fn pending_refund(app: &App, tenant: &str, request: &str) -> Ticket {
-    let ctx = RunContext::new().tenant(tenant);
+    pending_refund_in(app, RunContext::new().tenant(tenant), request).await
+}
+
+/// [`pending_refund`] with this run context (a thread, say).
+pub async fn pending_refund_in(app: &App, ctx: RunContext, request: &str) -> Ticket {
     let err = app
         .execute(Target::agent::<IxDeskAgent>(), request, ctx)
         .await
