@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use agboss_core::app::invalid_edit;
 use agboss_core::engine::Decision;
-use agboss_core::store::{MemoryStore, SharedStore, StoreError, TicketQuery, TicketState};
+use agboss_core::store::types::random_id;
+use agboss_core::store::{
+    MemoryStore, PostgresStore, SharedStore, SqliteStore, StoreError, TicketQuery, TicketState,
+};
 use agboss_core::{Approver, RunContext, RunError};
 use fixture::{IxLog, desk, manager, pending_refund};
 
@@ -19,13 +22,48 @@ fn app() -> (agboss_core::App, Arc<IxLog>) {
     )
 }
 
+/// The desk on every backend: memory, SQLite (a temporary file) and PostgreSQL (a schema of
+/// its own on `AGBOSS_TEST_POSTGRES_URL`; in CI a missing server fails the test).
+async fn apps() -> Vec<(&'static str, agboss_core::App, Arc<IxLog>)> {
+    let mut stores = vec![("memory", SharedStore::new(MemoryStore::new()))];
+    let dir = std::env::temp_dir().join(random_id("agboss-tickets"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sqlite = SqliteStore::open(dir.join("tickets.db")).await.unwrap();
+    stores.push(("sqlite", SharedStore::new(sqlite)));
+    match std::env::var("AGBOSS_TEST_POSTGRES_URL") {
+        Ok(url) if !url.trim().is_empty() => {
+            let schema = format!("agboss_tickets_{}", random_id("s"));
+            let pg = PostgresStore::connect_with_schema(&url, &schema)
+                .await
+                .unwrap();
+            stores.push(("postgres", SharedStore::new(pg)));
+        }
+        _ if std::env::var_os("CI").is_some() => panic!("AGBOSS_TEST_POSTGRES_URL is not set"),
+        _ => eprintln!("skipped PostgreSQL: AGBOSS_TEST_POSTGRES_URL not set"),
+    }
+    stores
+        .into_iter()
+        .map(|(name, store)| {
+            let log = Arc::new(IxLog::default());
+            (name, desk(store, Arc::clone(&log)), log)
+        })
+        .collect()
+}
+
 fn ctx() -> RunContext {
     RunContext::new().tenant("acme")
 }
 
 #[tokio::test]
 async fn another_tenant_lists_gets_and_decides_nothing() {
-    let (app, log) = app();
+    for (backend, app, log) in apps().await {
+        eprintln!("backend {backend}");
+        another_tenant_sees_nothing_on(&app, &log).await;
+    }
+}
+
+async fn another_tenant_sees_nothing_on(app: &agboss_core::App, log: &IxLog) {
+    let app = app.clone();
     let ticket = pending_refund(&app, "acme", "A-1 5000 thanks").await;
     let globex = app.tickets("globex");
     assert!(
@@ -69,7 +107,14 @@ async fn another_tenant_lists_gets_and_decides_nothing() {
 
 #[tokio::test]
 async fn lists_pending_first_filtered_and_paged() {
-    let (app, _log) = app();
+    for (backend, app, _log) in apps().await {
+        eprintln!("backend {backend}");
+        lists_on(&app).await;
+    }
+}
+
+async fn lists_on(app: &agboss_core::App) {
+    let app = app.clone();
     // Tickets of one millisecond are ordered by id (random here): a millisecond apart each.
     let tick = || tokio::time::sleep(std::time::Duration::from_millis(3));
     let first = pending_refund(&app, "acme", "A-1 100 one").await;
