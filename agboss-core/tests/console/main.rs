@@ -7,6 +7,7 @@
 mod browser;
 #[path = "../tickets/fixture.rs"]
 mod fixture;
+mod paging;
 
 use std::sync::Arc;
 
