@@ -1,7 +1,9 @@
 //! `cargo run --example support_desk`: a whole conversation run through the agent runtime,
 //! printing the event stream (with the library's `RunStream::print`), with a manager approving a
 //! refund on the way. `cargo run --example support_desk -- --describe` prints the application's
-//! resolved cascade first.
+//! resolved cascade first. `cargo run --example support_desk -- --console` serves the console
+//! on <http://127.0.0.1:8080> (`AGBOSS_CONSOLE_ADDR` to change it) and leaves the refund's
+//! ticket pending until someone decides it in the browser (as manager maria of `acme`).
 //!
 //! By default the model is an embedded script (no key needed). With `AGBOSS_OPENAI_API_KEY` set
 //! (and optionally `AGBOSS_OPENAI_BASE_URL`, `AGBOSS_OPENAI_MODEL`) it talks to a real
@@ -31,10 +33,13 @@
 //! prompt injection before any model is called.
 use std::sync::Arc;
 
+use agboss_core::console::{
+    ConsoleAuthError, ConsoleAuthenticator, ConsoleExt as _, ConsoleRequest, ConsoleUser,
+};
 use agboss_core::engine::workflow::{Flow, Recovery};
 use agboss_core::model::{Message, OpenAiCompatibleModel, Role, SharedChatModel};
 use agboss_core::prelude::*;
-use agboss_core::store::{NewThread, SqliteStore, TicketStore as _};
+use agboss_core::store::{NewThread, RunStatus, RunStore as _, SqliteStore, TicketStore as _};
 use agboss_e2e::support_desk::{
     AuditLog, ManagerInbox, SupportDeskApplication, SupportRouter, SupportWorkflow,
 };
@@ -198,7 +203,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             for ticket in &tickets {
                 print_ticket(ticket);
             }
-            manager_step(&app, &thread.id, ctx).await?;
+            if std::env::args().any(|a| a == "--console") {
+                console_step(&app, &run_id).await?;
+            } else {
+                manager_step(&app, &thread.id, ctx).await?;
+            }
         }
         Ok(out) => println!("(turn 1 needed no approval: {out})"),
         Err(err) => return Err(err.into()),
@@ -279,6 +288,46 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// Everyone on this machine is manager maria of `acme` (the console listens on loopback only).
+struct DemoManager;
+
+impl ConsoleAuthenticator for DemoManager {
+    async fn authenticate(
+        &self,
+        _request: &ConsoleRequest<'_>,
+    ) -> Result<ConsoleUser, ConsoleAuthError> {
+        let maria = Approver::new("maria").role("manager");
+        Ok(ConsoleUser::new("acme", maria).session("demo"))
+    }
+}
+
+/// `--console`: the manager decides in the browser. The console resumes the run once the ticket
+/// is decided; the demo goes on when the run has finished.
+async fn console_step(app: &App, run_id: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let addr: std::net::SocketAddr = std::env::var("AGBOSS_CONSOLE_ADDR")
+        .unwrap_or_else(|_| "127.0.0.1:8080".into())
+        .parse()?;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let router = app.console_router(DemoManager);
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    println!(
+        "\n== the console is at http://{addr}/ : decide the refund there (as manager maria of acme)"
+    );
+    let store = app.store().expect("the demo has a store");
+    loop {
+        let run = store.run("acme", run_id).await?;
+        if run.status != RunStatus::Running {
+            println!(
+                "  run {run_id} {}: {}",
+                run.status.as_str(),
+                run.output.unwrap_or_default()
+            );
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
 }
 
 /// The manager's side: what `manager-channel` was told, a refused clerk, then an approval that

@@ -2,9 +2,10 @@
 # The whole test suite, PostgreSQL backend and provider tests included: starts a throwaway
 # PostgreSQL 15 (scripts/pg.sh) and fakellm, the mock OpenAI/Anthropic server
 # (scripts/fakellm.sh, installed into a virtual environment on first use), installs the MCP test
-# peers (scripts/mcp-peers.sh: npm server-everything, the PyPI mcp client, pinned), runs
-# `cargo test --workspace "$@"` against them, and stops both on exit (also when the tests fail
-# or are interrupted). Exits with cargo's status.
+# peers (scripts/mcp-peers.sh: npm server-everything, the PyPI mcp client, pinned), starts
+# chromedriver for the console's browser tests (scripts/chromium.sh: Debian's chromium and
+# chromium-driver, installed on first use), runs `cargo test --workspace "$@"` against them, and
+# stops them on exit (also when the tests fail or are interrupted). Exits with cargo's status.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,8 +13,10 @@ cd "$ROOT"
 # A state file of this run's own: another run's server is not this one's.
 export AGBOSS_PG_STATE="${AGBOSS_PG_STATE:-$ROOT/target/pg-test/state.$$}"
 export AGBOSS_FAKELLM_STATE="${AGBOSS_FAKELLM_STATE:-$ROOT/target/fakellm/state.$$}"
+export AGBOSS_CHROMIUM_STATE="${AGBOSS_CHROMIUM_STATE:-$ROOT/target/chromium/state.$$}"
 
 cleanup() {
+    bash "$ROOT/scripts/chromium.sh" stop || true
     bash "$ROOT/scripts/fakellm.sh" stop || true
     bash "$ROOT/scripts/pg.sh" stop || true
 }
@@ -41,6 +44,15 @@ echo "test.sh: AGBOSS_TEST_FAKELLM_URL=$AGBOSS_TEST_FAKELLM_URL" >&2
 exports="$(bash "$ROOT/scripts/mcp-peers.sh" install)"
 eval "$exports"
 echo "test.sh: AGBOSS_TEST_MCP_EVERYTHING=$AGBOSS_TEST_MCP_EVERYTHING" >&2
+
+# Headless Chromium's driver for the console's browser tests (agboss-core/tests/console).
+exports="$(bash "$ROOT/scripts/chromium.sh" start)"
+eval "$exports"
+[[ -n ${AGBOSS_TEST_WEBDRIVER_URL:-} ]] || {
+    echo "test.sh: scripts/chromium.sh start gave no AGBOSS_TEST_WEBDRIVER_URL" >&2
+    exit 1
+}
+echo "test.sh: AGBOSS_TEST_WEBDRIVER_URL=$AGBOSS_TEST_WEBDRIVER_URL" >&2
 
 # No incremental compilation data (8 GB of target/ for the whole suite, and slower from clean);
 # set CARGO_INCREMENTAL=1 to keep it while you iterate.

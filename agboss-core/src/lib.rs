@@ -88,6 +88,8 @@
 pub mod app;
 pub mod callback;
 pub mod cascade;
+#[cfg(feature = "console")]
+pub mod console;
 pub mod contract;
 pub mod di;
 pub mod dto;
@@ -168,6 +170,14 @@ pub mod guide {
         #![cfg_attr(
             not(feature = "mcp"),
             doc = "MCP both ways: this page needs the feature `mcp` (`cargo doc --features mcp`)."
+        )]
+    }
+    /// The console: an approval inbox and live run pages (feature `console`).
+    pub mod console {
+        #![cfg_attr(feature = "console", doc = include_str!("../docs/guide/console.md"))]
+        #![cfg_attr(
+            not(feature = "console"),
+            doc = "The console: this page needs the feature `console` (`cargo doc --features console`)."
         )]
     }
     pub mod guardrails {

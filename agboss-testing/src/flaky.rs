@@ -6,8 +6,8 @@ use std::time::Duration;
 use agboss_core::model::Message;
 use agboss_core::store::{
     JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, RunStore, StepEntry, StoreError,
-    ThreadInfo, ThreadList, ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketState,
-    TicketStore,
+    ThreadInfo, ThreadList, ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketPage,
+    TicketQuery, TicketState, TicketStore,
 };
 
 /// Wraps a store; [`FlakyStore::fail_all`] makes every operation fail with a backend error,
@@ -179,6 +179,14 @@ impl<S: TicketStore> TicketStore for FlakyStore<S> {
     async fn run_tickets(&self, tenant: &str, run_id: &str) -> Result<Vec<Ticket>, StoreError> {
         self.check("run_tickets")?;
         self.inner.run_tickets(tenant, run_id).await
+    }
+    async fn list_tickets(
+        &self,
+        tenant: &str,
+        query: &TicketQuery,
+    ) -> Result<TicketPage, StoreError> {
+        self.check("list_tickets")?;
+        self.inner.list_tickets(tenant, query).await
     }
     async fn decide_ticket(
         &self,

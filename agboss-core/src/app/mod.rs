@@ -7,6 +7,7 @@
 mod builder;
 mod handle;
 mod threads;
+mod tickets;
 
 use std::any::TypeId;
 use std::fmt;
@@ -15,6 +16,7 @@ use std::sync::Arc;
 pub use builder::AppBuilder;
 pub use handle::{DynToolHandle, ToolHandle};
 pub use threads::Threads;
+pub use tickets::{INPUT_HIDDEN, Tickets, invalid_edit};
 
 use crate::callback::stack::{RunLayers, ToolCallListenerSet, agent_stack, stack};
 use crate::callback::{BoundToolCallback, SharedToolCallback};
@@ -249,6 +251,13 @@ impl App {
         Threads::new(self.store(), tenant.into())
     }
 
+    /// `tenant`'s approval tickets: list (pending first, filtered, paged), get, decide
+    /// (`approve` / `reject` / `edit`), and what an inbox shows of each (the masked input, the
+    /// input schema an edit form is built from). See [`Tickets`].
+    pub fn tickets(&self, tenant: impl Into<String>) -> Tickets<'_> {
+        Tickets::new(self, tenant.into())
+    }
+
     /// Takes up an unfinished run of `ctx`'s tenant from its journal, on this instance: its
     /// target, input and thread are read from the store; completed steps are read back, not
     /// done again. Refused while another instance holds the run's unexpired lease
@@ -360,10 +369,43 @@ impl App {
 
     /// Records a human decision on one of `tenant`'s tickets: the approver must be authorized
     /// by the ticket's channel, the ticket pending and not expired; a ticket is decided once
-    /// ([`StoreError::TicketState`] after that). Resume the run afterwards with
-    /// [`App::resume_run`], or do both with [`App::resume`].
+    /// ([`StoreError::TicketState`] after that). An edit's input is decoded and validated
+    /// against the tool's input DTO first: an invalid one is refused with
+    /// [`RunError::Step`] of a [`ToolCallError::InvalidInput`](crate::error::ToolCallError::InvalidInput)
+    /// (its field errors: [`invalid_edit`]), nothing is recorded and the ticket stays pending.
+    /// Resume the run afterwards with [`App::resume_ticket`] or [`App::resume_run`].
+    /// Every decision path ([`App::tickets`], [`App::resume`], the console) passes here.
     pub async fn decide(&self, tenant: &str, decision: Decision) -> Result<Ticket, RunError> {
+        self.check_edit(tenant, &decision).await?;
         approval::decide(&self.inner, tenant, decision).await
+    }
+
+    /// Resumes the run of one of `ctx`'s tenant's tickets once it is decided (by
+    /// [`App::decide`] or [`App::tickets`]): the ticket records its run and thread, so nothing
+    /// else is needed. The turn goes on once every ticket of it is decided; with tickets still
+    /// pending the run stops again with [`RunError::AwaitingApproval`]. Another tenant's ticket
+    /// reads as not found.
+    pub async fn resume_ticket(
+        &self,
+        ticket_id: &str,
+        ctx: RunContext,
+    ) -> Result<RunOutput, RunError> {
+        let store = self.store().ok_or(StoreError::NotConfigured)?;
+        let ticket = store
+            .ticket(ctx.tenant_id().unwrap_or_default(), ticket_id)
+            .await?;
+        self.resume_run(&ticket.run_id, ctx).await
+    }
+
+    /// Decides and resumes in one call: [`App::decide`], then [`App::resume_ticket`].
+    pub async fn decide_and_resume(
+        &self,
+        decision: Decision,
+        ctx: RunContext,
+    ) -> Result<RunOutput, RunError> {
+        let tenant = ctx.tenant_id().unwrap_or_default().to_string();
+        let decided = self.decide(&tenant, decision).await?;
+        self.resume_run(&decided.run_id, ctx).await
     }
 
     /// Decides a ticket of thread `thread_id` (of `ctx`'s tenant) and resumes its run, from any
@@ -373,6 +415,10 @@ impl App {
     /// again); with tickets still pending it stops again with
     /// [`RunError::AwaitingApproval`]. A ticket of another thread or tenant reads as not found;
     /// a finished run is not resumed.
+    ///
+    /// The ticket records its thread, so the thread id is only a check here: the variant
+    /// without it is [`App::decide_and_resume`] (or [`App::decide`] then
+    /// [`App::resume_ticket`]).
     pub async fn resume(
         &self,
         thread_id: &str,
@@ -388,8 +434,7 @@ impl App {
             }
             .into());
         }
-        let decided = self.decide(&tenant, decision).await?;
-        self.resume_run(&decided.run_id, ctx).await
+        self.decide_and_resume(decision, ctx).await
     }
 
     /// Settles a call in doubt ([`RunError::InDoubt`]) of `tenant`'s run: the work was done,

@@ -66,6 +66,12 @@ impl BoundTool {
         );
         crate::stamp::sha256_hex(policy.as_bytes()).into()
     }
+    /// Decodes and validates JSON text arguments against the tool's input DTO (and its
+    /// `max_input_size`), calling nothing: [`ToolCallError::InvalidInput`](crate::error::ToolCallError::InvalidInput) with every failing
+    /// field. A remote tool has no DTO here and passes.
+    pub fn check_input(&self, args: &str) -> Result<(), crate::error::ToolCallError> {
+        self.slot.check_input(self.meta, args)
+    }
     /// The effective `max_result_size` (tool, else agent, else workflow, else application).
     pub fn max_result_size(&self) -> Option<usize> {
         self.max_result_size

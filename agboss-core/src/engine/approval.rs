@@ -389,6 +389,17 @@ impl Decision {
     pub fn ticket_id(&self) -> &str {
         &self.ticket_id
     }
+    /// The approver's new input (JSON text) of an edit; `None` for an approval or a rejection.
+    pub fn edited_input(&self) -> Option<&str> {
+        match &self.kind {
+            DecisionKind::Edit(input) => Some(input),
+            _ => None,
+        }
+    }
+    /// Who decides, once [`Decision::by`] named them.
+    pub fn approver(&self) -> Option<&Approver> {
+        self.approver.as_ref()
+    }
     fn new(ticket_id: impl Into<String>, kind: DecisionKind) -> Self {
         Self {
             ticket_id: ticket_id.into(),

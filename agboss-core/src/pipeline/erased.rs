@@ -11,7 +11,7 @@ use super::chain::Chain;
 use crate::contract::Built;
 use crate::contract::channel::ApprovalGrant;
 use crate::contract::outcome::{CallOutcome, Rendered};
-use crate::contract::tool::CallProgress;
+use crate::contract::tool::{CallProgress, ToolMeta};
 use crate::di::{CallId, DiError, Services, TenantContext};
 
 /// The per-call inputs of the pipeline besides the tool input.
@@ -43,6 +43,13 @@ pub trait ErasedToolSlot: Send + Sync {
     /// ([`Tool::model_input_schema`](crate::contract::tool::Tool::model_input_schema)).
     fn model_input_schema(&self) -> Option<Value> {
         None
+    }
+    /// Decodes and validates JSON text arguments against the input DTO without calling
+    /// anything (an approver's edit is checked when it is decided). `Ok` where the slot has no
+    /// DTO of its own (a remote tool: its server checks).
+    fn check_input(&self, meta: &ToolMeta, args: &str) -> Result<(), crate::error::ToolCallError> {
+        let _ = (meta, args);
+        Ok(())
     }
     /// One guarded call with JSON text arguments.
     fn call_json<'a>(

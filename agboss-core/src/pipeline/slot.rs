@@ -25,6 +25,9 @@ impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
     fn model_input_schema(&self) -> Option<serde_json::Value> {
         ToolSlot::model_input_schema(self)
     }
+    fn check_input(&self, meta: &ToolMeta, args: &str) -> Result<(), ToolCallError> {
+        decode_checked::<T>(meta, args).map(drop)
+    }
     fn call_json<'a>(
         &'a self,
         chain: &'a Chain,
@@ -86,6 +89,11 @@ pub(crate) fn call_json_typed<'a, T: Tool>(
 
 /// The input of a call from its JSON text, bounded before anything reads it.
 fn decode<T: Tool>(meta: &ToolMeta, args: &str) -> Result<T::Input, CallOutcome<Rendered>> {
+    decode_checked::<T>(meta, args).map_err(|e| CallOutcome::failed(FailureKind::Rejected, e))
+}
+
+/// [`decode`]'s check, its failure as the call's error.
+fn decode_checked<T: Tool>(meta: &ToolMeta, args: &str) -> Result<T::Input, ToolCallError> {
     let limit = meta.max_input_size.unwrap_or(DEFAULT_MAX_INPUT_SIZE);
     let source = if args.len() > limit {
         ValidationError::single(
@@ -104,13 +112,10 @@ fn decode<T: Tool>(meta: &ToolMeta, args: &str) -> Result<T::Input, CallOutcome<
             Err(source) => source,
         }
     };
-    Err(CallOutcome::failed(
-        FailureKind::Rejected,
-        ToolCallError::InvalidInput {
-            tool_name: meta.name.to_string(),
-            source,
-        },
-    ))
+    Err(ToolCallError::InvalidInput {
+        tool_name: meta.name.to_string(),
+        source,
+    })
 }
 
 /// What a model reads of an outcome: the output serialized, masked and truncated; a reply

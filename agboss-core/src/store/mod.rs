@@ -44,6 +44,7 @@ mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 pub mod ticket;
+mod ticket_query;
 mod traits;
 pub mod types;
 
@@ -56,6 +57,7 @@ pub use sql::SqlStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use ticket::{Ticket, TicketDecision, TicketState};
+pub use ticket_query::{MAX_TICKET_PAGE, TicketPage, TicketQuery};
 pub use traits::{RunStore, SharedStore, Store, ThreadStore, TicketStore};
 pub use types::{
     DEFAULT_LEASE_TTL, FORMAT_VERSION, JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord,

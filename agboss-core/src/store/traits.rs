@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::error::StoreError;
 use super::forward::store_trait;
 use super::ticket::{Ticket, TicketDecision};
+use super::ticket_query::{TicketPage, TicketQuery};
 use super::types::{
     JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, StepEntry, ThreadInfo, ThreadList,
     ThreadMessage,
@@ -102,6 +103,11 @@ store_trait! {
         fn ticket(&self, tenant: &'a str, ticket_id: &'a str) -> Result<Ticket, StoreError>;
         /// A run's tickets, oldest first.
         fn run_tickets(&self, tenant: &'a str, run_id: &'a str) -> Result<Vec<Ticket>, StoreError>;
+        /// A page of `tenant`'s tickets passing `query`'s filters, pending first (oldest first),
+        /// then the others (newest first), equal times by id: what an inbox reads. Another
+        /// tenant's tickets are never listed; a damaged row is listed in
+        /// [`TicketPage::unreadable`] and hides no other.
+        fn list_tickets(&self, tenant: &'a str, query: &'a TicketQuery) -> Result<TicketPage, StoreError>;
         /// Decides a pending ticket, by compare-and-swap `Pending → Decided`: refused with
         /// [`StoreError::TicketExpired`] once `now_ms` is past its expiry (or the ticket moved to
         /// [`TicketState::Expired`]), with

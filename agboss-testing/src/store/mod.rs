@@ -32,6 +32,7 @@ mod integrity;
 mod journal;
 mod leases;
 mod threads;
+mod ticket_lists;
 mod ticket_races;
 mod tickets;
 
@@ -48,6 +49,9 @@ pub use threads::{
     delete_thread_removes_messages_runs_and_steps, foreign_tenant_sees_nothing, messages_limit,
     missing_thread_or_run, new_run_appends_input_and_records_history, thread_busy, thread_exists,
     threads_per_tenant,
+};
+pub use ticket_lists::{
+    list_tickets_filters_by_channel_run_and_thread, list_tickets_pending_first_paged_per_tenant,
 };
 pub use ticket_races::{
     advance_is_a_compare_and_swap, concurrent_advances_have_one_winner,
@@ -125,6 +129,7 @@ checks!(
         concurrent_decides_have_one_winner,
         concurrent_advances_have_one_winner,
         tickets_move_forward_only,
+        list_tickets_pending_first_paged_per_tenant,
     ]
 );
 
@@ -134,6 +139,7 @@ checks!(
         tickets_round_trip_with_the_leases_tenant_and_run,
         delete_thread_removes_tickets,
         ticket_thread_is_the_runs,
+        list_tickets_filters_by_channel_run_and_thread,
     ]
 );
 

@@ -5,6 +5,7 @@ use crate::contract::ticket::TicketState;
 use crate::store::checks::{advance, decidable, in_state, new_ticket, ticket_not_found};
 use crate::store::error::StoreError;
 use crate::store::ticket::{Ticket, TicketDecision};
+use crate::store::ticket_query::{TicketPage, TicketQuery};
 use crate::store::traits::TicketStore;
 use crate::store::types::Lease;
 
@@ -47,6 +48,30 @@ impl TicketStore for MemoryStore {
             .collect();
         tickets.sort_by_key(|(order, _)| *order);
         Ok(tickets.into_iter().map(|(_, t)| t).collect())
+    }
+
+    async fn list_tickets(
+        &self,
+        tenant: &str,
+        query: &TicketQuery,
+    ) -> Result<TicketPage, StoreError> {
+        let state = self.state();
+        let mut tickets: Vec<&Ticket> = state
+            .tickets
+            .values()
+            .map(|(_, t)| t)
+            .filter(|t| t.tenant == tenant && query.matches(t))
+            .collect();
+        tickets.sort_by(|a, b| TicketQuery::order_key(a).cmp(&TicketQuery::order_key(b)));
+        let skip = usize::try_from(query.offset).unwrap_or(usize::MAX);
+        let take = usize::try_from(query.page_size()).unwrap_or(usize::MAX);
+        let rows = tickets
+            .into_iter()
+            .skip(skip)
+            .take(take.saturating_add(1))
+            .map(|t| Ok(t.clone()))
+            .collect();
+        Ok(TicketPage::from_rows(query, rows))
     }
 
     async fn decide_ticket(

@@ -107,6 +107,19 @@ pub(super) const RUN_TICKETS: &str = concat!(
     ticket_columns!(),
     " FROM tickets WHERE tenant = $1 AND run_id = $2 ORDER BY ord"
 );
+/// A page of a tenant's tickets (`$2` channel, `$3` run, `$4` thread, each `NULL` for any;
+/// `$5` 1 for pending only; `$6` limit, `$7` offset) in the order of
+/// [`TicketQuery::order_key`](crate::store::TicketQuery::order_key).
+pub(super) const LIST_TICKETS: &str = concat!(
+    "SELECT ",
+    ticket_columns!(),
+    " FROM tickets WHERE tenant = $1 AND ($2 IS NULL OR channel = $2) \
+     AND ($3 IS NULL OR run_id = $3) AND ($4 IS NULL OR thread_id = $4) \
+     AND ($5 = 0 OR state = 'pending') \
+     ORDER BY CASE WHEN state = 'pending' THEN 0 ELSE 1 END, \
+     CASE WHEN state = 'pending' THEN created_at_ms ELSE -created_at_ms END, id \
+     LIMIT $6 OFFSET $7"
+);
 pub(super) const DECIDE_TICKET: &str =
     "UPDATE tickets SET state = $3, decision = $4 WHERE tenant = $1 AND id = $2";
 pub(super) const ADVANCE_TICKET: &str =

@@ -4,9 +4,10 @@
 //! ticket's row (of two racing decisions, the second waits, then reads the first one's state and
 //! is refused). Locks are taken run before ticket. A row that cannot be read
 //! ([`StoreError::Corrupt`]) is refused before anything is written.
+use super::db::sql_u64;
 use super::db::{Bind, backend};
 use super::dialect::Dialect;
-use super::queries::{ADVANCE_TICKET, DECIDE_TICKET, RUN_TICKETS, SELECT_TICKET};
+use super::queries::{ADVANCE_TICKET, DECIDE_TICKET, LIST_TICKETS, RUN_TICKETS, SELECT_TICKET};
 use super::rows::ticket;
 use super::store::{SqlStore, Write};
 use crate::contract::ticket::TicketState;
@@ -15,6 +16,7 @@ use crate::store::checks::{
 };
 use crate::store::error::StoreError;
 use crate::store::ticket::{Ticket, TicketDecision};
+use crate::store::ticket_query::{TicketPage, TicketQuery};
 use crate::store::traits::TicketStore;
 use crate::store::types::Lease;
 
@@ -85,6 +87,30 @@ impl<D: Dialect> TicketStore for SqlStore<D> {
             .all(OP, sqlx::query(RUN_TICKETS).text(tenant).text(run_id))
             .await?;
         rows.iter().map(|row| ticket::<D>(row, OP)).collect()
+    }
+
+    async fn list_tickets(
+        &self,
+        tenant: &str,
+        query: &TicketQuery,
+    ) -> Result<TicketPage, StoreError> {
+        const OP: &str = "list tickets";
+        let q = sqlx::query(LIST_TICKETS)
+            .text(tenant)
+            .opt_text(query.channel.as_deref())
+            .opt_text(query.run_id.as_deref())
+            .opt_text(query.thread_id.as_deref())
+            .int(i64::from(query.pending_only))
+            .int(sql_u64(query.page_size().saturating_add(1)))
+            .int(sql_u64(query.offset));
+        let rows = self.all(OP, q).await?;
+        let rows = rows
+            .iter()
+            .map(|row| {
+                ticket::<D>(row, OP).map_err(|e| (D::get_text(row, 1).unwrap_or_default(), e))
+            })
+            .collect();
+        Ok(TicketPage::from_rows(query, rows))
     }
 
     async fn decide_ticket(
