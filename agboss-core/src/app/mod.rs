@@ -25,7 +25,6 @@ use crate::contract::tool::{Tool, ToolMeta};
 use crate::contract::workflow::Workflow;
 use crate::di::Services;
 use crate::engine::in_doubt::resolve_in_doubt;
-use crate::engine::run::Engine;
 use crate::engine::{
     Decision, InDoubtResolution, RunContext, RunError, RunOutput, RunStream, Runtime, Target,
 };
@@ -223,9 +222,14 @@ impl App {
         input: impl Into<String>,
         ctx: RunContext,
     ) -> Result<RunOutput, RunError> {
-        Engine::new(Arc::clone(&self.inner), ctx, None)
-            .run(target.into(), input.into())
-            .await
+        crate::engine::run::run(
+            Arc::clone(&self.inner),
+            ctx,
+            None,
+            target.into(),
+            input.into(),
+        )
+        .await
     }
 
     /// Like [`App::execute`], yielding the run's [`RunEvent`](crate::RunEvent)s as they happen.

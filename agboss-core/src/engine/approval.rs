@@ -9,9 +9,9 @@ use futures::FutureExt as _;
 
 use super::events::RunEvent;
 use super::journal::{ApprovalRequest, RunJournal};
-use super::run::{Engine, RunError};
+use super::run_error::RunError;
+use super::state::RunState;
 use crate::callback::SharedToolCallback;
-use crate::contract::agent::ToolErrorPolicy;
 use crate::contract::channel::{ApprovalGrant, Approver};
 use crate::error::{StepFailedError, ToolCallError};
 use crate::model::ToolCallRequest;
@@ -53,235 +53,167 @@ pub(super) enum Slot {
     Pending(Box<Ticket>),
 }
 
-impl Engine {
-    /// Without a store a gated call cannot wait: the step fails (the tool did not run).
-    pub(super) fn approval_without_store(&self, step: &str, error: ToolCallError) -> RunError {
-        StepFailedError::from_tool_call(step, error).into()
-    }
+/// Without a store a gated call cannot wait: the step fails (the tool did not run).
+pub(super) fn approval_without_store(step: &str, error: ToolCallError) -> RunError {
+    StepFailedError::from_tool_call(step, error).into()
+}
 
-    /// Makes the ticket of a gated call, then tells its channel.
-    pub(super) async fn open_ticket(
-        &self,
-        journal: &RunJournal,
-        key: &str,
-        callbacks: &[SharedToolCallback],
-        call: &ToolCallRequest,
-        error: ToolCallError,
-    ) -> Result<Ticket, RunError> {
-        let ToolCallError::ApprovalRequired { input, .. } = &error else {
-            return Err(self.approval_without_store(&call.name, error));
+/// Makes the ticket of a gated call, then tells its channel.
+pub(super) async fn open_ticket(
+    run: &RunState,
+    journal: &RunJournal,
+    key: &str,
+    callbacks: &[SharedToolCallback],
+    call: &ToolCallRequest,
+    error: ToolCallError,
+) -> Result<Ticket, RunError> {
+    let ToolCallError::ApprovalRequired { input, .. } = &error else {
+        return Err(approval_without_store(&call.name, error));
+    };
+    let callback = callbacks.iter().find(|c| c.definition().name == call.name);
+    let Some((callback, channel)) =
+        callback.and_then(|c| c.metadata().tool.and_then(|m| m.approval).map(|ch| (c, ch)))
+    else {
+        return Err(approval_without_store(&call.name, error));
+    };
+    let ticket = journal
+        .request_approval(ApprovalRequest {
+            key,
+            call_id: &call.id,
+            tool: &call.name,
+            channel,
+            input,
+            chain_digest: &callback.metadata().policy_digest,
+        })
+        .await?;
+    notify(run, &ticket).await;
+    Ok(ticket)
+}
+
+/// Tells the ticket's channel, after the ticket is stored. A failure leaves it pending.
+pub(super) async fn notify(run: &RunState, ticket: &Ticket) {
+    let notified = tell_channel(run.rt(), ticket).await;
+    run.emit(|| RunEvent::ApprovalRequested {
+        ticket: Box::new(ticket.clone()),
+        notified: notified.clone(),
+    });
+}
+/// exactly once (`Decided → Executing`): what the call may do now. A ticket made under
+/// another policy is superseded and a new one requested (the call is pending again).
+pub(super) async fn claim_ticket(
+    run: &RunState,
+    callbacks: &[SharedToolCallback],
+    call: &ToolCallRequest,
+    key: &str,
+    ticket_id: &str,
+) -> Result<Claim, RunError> {
+    let journal = run.journal().expect("a ticket is journaled");
+    let ticket = journal.ticket(ticket_id).await?;
+    let mismatch = |detail: String| RunError::JournalMismatch {
+        run_id: journal.record.run_id.clone(),
+        key: key.to_string(),
+        detail,
+    };
+    let expired = |ticket: &Ticket| {
+        let channel = callbacks
+            .iter()
+            .find(|c| c.definition().name == call.name)
+            .and_then(|c| c.metadata().tool.and_then(|m| m.approval));
+        Claim::Expired {
+            reason: expiry_reason(ticket),
+            channel: channel.map_or("approval", |c| c.name),
+        }
+    };
+    match ticket.state {
+        TicketState::Pending if crate::store::types::now_ms() >= ticket.expires_at_ms => {
+            // Nobody decided in time: the call does not run (fail closed), the run goes on.
+            let ticket = journal
+                .advance_ticket(ticket_id, TicketState::Pending, TicketState::Expired)
+                .await?;
+            return Ok(expired(&ticket));
+        }
+        TicketState::Pending => return Ok(Claim::Pending(Box::new(ticket))),
+        // Expired by an earlier resume that stopped before the call's outcome was journaled.
+        TicketState::Expired => return Ok(expired(&ticket)),
+        TicketState::Decided | TicketState::Executing => {}
+        other => {
+            return Err(mismatch(format!(
+                "its ticket `{ticket_id}` is {other:?} but the call has no recorded end"
+            )));
+        }
+    }
+    let callback = callbacks
+        .iter()
+        .find(|c| c.definition().name == call.name)
+        .ok_or_else(|| mismatch(format!("the tool `{}` is not on this path", call.name)))?;
+    let channel = callback.metadata().tool.and_then(|m| m.approval);
+    let digest = &callback.metadata().policy_digest;
+    if ticket.state == TicketState::Decided
+        && (*ticket.chain_digest != **digest || channel.is_none())
+    {
+        // The policy changed since the ticket was made: ask again instead of applying it.
+        journal
+            .advance_ticket(ticket_id, TicketState::Decided, TicketState::Superseded)
+            .await?;
+        let Some(channel) = channel else {
+            return Err(mismatch(
+                "the tool no longer has an approval channel".into(),
+            ));
         };
-        let callback = callbacks.iter().find(|c| c.definition().name == call.name);
-        let Some((callback, channel)) =
-            callback.and_then(|c| c.metadata().tool.and_then(|m| m.approval).map(|ch| (c, ch)))
-        else {
-            return Err(self.approval_without_store(&call.name, error));
-        };
-        let ticket = journal
+        let renewed = journal
             .request_approval(ApprovalRequest {
                 key,
                 call_id: &call.id,
                 tool: &call.name,
                 channel,
-                input,
-                chain_digest: &callback.metadata().policy_digest,
+                input: &ticket.input,
+                chain_digest: digest,
             })
             .await?;
-        self.notify(&ticket).await;
-        Ok(ticket)
+        notify(run, &renewed).await;
+        return Ok(Claim::Pending(Box::new(renewed)));
     }
-
-    /// Tells the ticket's channel, after the ticket is stored. A failure leaves it pending.
-    pub(super) async fn notify(&self, ticket: &Ticket) {
-        let notified = tell_channel(&self.rt, ticket).await;
-        self.emit(|| RunEvent::ApprovalRequested {
-            ticket: Box::new(ticket.clone()),
-            notified: notified.clone(),
-        });
-    }
-
-    /// A call of a resumed agent run that waits on `ticket_id`: still pending, or settled once.
-    pub(super) async fn settle_ticket(
-        &self,
-        step: &str,
-        policy: ToolErrorPolicy,
-        callbacks: &[SharedToolCallback],
-        call: &ToolCallRequest,
-        key: &str,
-        ticket_id: &str,
-    ) -> Result<Slot, RunError> {
-        let journal = self.journal.as_ref().expect("a ticket is journaled");
-        let (obs, label) = match self.claim_ticket(callbacks, call, key, ticket_id).await? {
-            Claim::Pending(ticket) => return Ok(Slot::Pending(ticket)),
-            Claim::Expired { reason, .. } => {
-                // Like a rejection: the model reads why the call did not run.
-                let obs = Observation {
-                    content: reason,
-                    is_error: true,
-                    truncated: false,
-                };
-                journal
-                    .record_tool_finished(key, &call.id, &call.name, "approval_expired", &obs, true)
-                    .await?;
-                return Ok(Slot::Done(obs));
-            }
-            Claim::Rejected { message, .. } => (
-                Observation {
-                    content: message,
-                    is_error: true,
-                    truncated: false,
-                },
-                "rejected_by_approver",
-            ),
-            Claim::Run {
-                grant,
-                arguments,
-                idempotency_key,
-            } => {
-                let attempt = Attempt {
-                    idempotency_key: Some(&idempotency_key),
-                    arguments: arguments.as_deref(),
-                    grant: Some(&grant),
-                };
-                match self
-                    .call_tool(step, policy, callbacks, call, attempt)
-                    .await?
-                {
-                    Called::Observed(obs, label) => (obs, label),
-                    // An approval binds the input it was given for: nothing else runs on it.
-                    Called::NeedsApproval(error) => {
-                        return Err(self.approval_without_store(step, error));
-                    }
-                }
-            }
-        };
+    if ticket.state == TicketState::Decided {
+        // Consumed exactly once: a second resume finds it executing (under its own lease).
         journal
-            .record_tool_finished(key, &call.id, &call.name, label, &obs, true)
+            .advance_ticket(ticket_id, TicketState::Decided, TicketState::Executing)
             .await?;
-        journal
-            .advance_ticket(ticket_id, TicketState::Executing, TicketState::Completed)
-            .await?;
-        Ok(Slot::Done(obs))
     }
-
-    /// Reads the ticket a journaled call waits on and, once decided, consumes its decision
-    /// exactly once (`Decided → Executing`): what the call may do now. A ticket made under
-    /// another policy is superseded and a new one requested (the call is pending again).
-    pub(super) async fn claim_ticket(
-        &self,
-        callbacks: &[SharedToolCallback],
-        call: &ToolCallRequest,
-        key: &str,
-        ticket_id: &str,
-    ) -> Result<Claim, RunError> {
-        let journal = self.journal.as_ref().expect("a ticket is journaled");
-        let ticket = journal.ticket(ticket_id).await?;
-        let mismatch = |detail: String| RunError::JournalMismatch {
-            run_id: journal.record.run_id.clone(),
-            key: key.to_string(),
-            detail,
-        };
-        let expired = |ticket: &Ticket| {
-            let channel = callbacks
-                .iter()
-                .find(|c| c.definition().name == call.name)
-                .and_then(|c| c.metadata().tool.and_then(|m| m.approval));
-            Claim::Expired {
-                reason: expiry_reason(ticket),
+    let decision = ticket
+        .decision
+        .clone()
+        .ok_or_else(|| mismatch(format!("ticket `{ticket_id}` has no decision")))?;
+    let (grant, arguments) = match decision {
+        TicketDecision::Rejected { by, message } => {
+            return Ok(Claim::Rejected {
+                by,
+                message,
                 channel: channel.map_or("approval", |c| c.name),
-            }
-        };
-        match ticket.state {
-            TicketState::Pending if crate::store::types::now_ms() >= ticket.expires_at_ms => {
-                // Nobody decided in time: the call does not run (fail closed), the run goes on.
-                let ticket = journal
-                    .advance_ticket(ticket_id, TicketState::Pending, TicketState::Expired)
-                    .await?;
-                return Ok(expired(&ticket));
-            }
-            TicketState::Pending => return Ok(Claim::Pending(Box::new(ticket))),
-            // Expired by an earlier resume that stopped before the call's outcome was journaled.
-            TicketState::Expired => return Ok(expired(&ticket)),
-            TicketState::Decided | TicketState::Executing => {}
-            other => {
-                return Err(mismatch(format!(
-                    "its ticket `{ticket_id}` is {other:?} but the call has no recorded end"
-                )));
-            }
+            });
         }
-        let callback = callbacks
-            .iter()
-            .find(|c| c.definition().name == call.name)
-            .ok_or_else(|| mismatch(format!("the tool `{}` is not on this path", call.name)))?;
-        let channel = callback.metadata().tool.and_then(|m| m.approval);
-        let digest = &callback.metadata().policy_digest;
-        if ticket.state == TicketState::Decided
-            && (*ticket.chain_digest != **digest || channel.is_none())
-        {
-            // The policy changed since the ticket was made: ask again instead of applying it.
-            journal
-                .advance_ticket(ticket_id, TicketState::Decided, TicketState::Superseded)
-                .await?;
-            let Some(channel) = channel else {
-                return Err(mismatch(
-                    "the tool no longer has an approval channel".into(),
-                ));
-            };
-            let renewed = journal
-                .request_approval(ApprovalRequest {
-                    key,
-                    call_id: &call.id,
-                    tool: &call.name,
-                    channel,
-                    input: &ticket.input,
-                    chain_digest: digest,
-                })
-                .await?;
-            self.notify(&renewed).await;
-            return Ok(Claim::Pending(Box::new(renewed)));
-        }
-        if ticket.state == TicketState::Decided {
-            // Consumed exactly once: a second resume finds it executing (under its own lease).
-            journal
-                .advance_ticket(ticket_id, TicketState::Decided, TicketState::Executing)
-                .await?;
-        }
-        let decision = ticket
-            .decision
-            .clone()
-            .ok_or_else(|| mismatch(format!("ticket `{ticket_id}` has no decision")))?;
-        let (grant, arguments) = match decision {
-            TicketDecision::Rejected { by, message } => {
-                return Ok(Claim::Rejected {
-                    by,
-                    message,
-                    channel: channel.map_or("approval", |c| c.name),
-                });
-            }
-            TicketDecision::Edited { input, .. } => (ApprovalGrant::ApproverInput, Some(input)),
-            TicketDecision::Approved { .. } => (
-                ApprovalGrant::Approved {
-                    fingerprint: ticket.fingerprint.clone(),
-                },
-                None,
-            ),
-        };
-        let idempotency_key = journal.idempotency_key(key);
-        journal
-            .record_tool_started(
-                key,
-                &call.id,
-                &call.name,
-                &idempotency_key,
-                callback.metadata().idempotent,
-            )
-            .await?;
-        Ok(Claim::Run {
-            grant,
-            arguments,
-            idempotency_key,
-        })
-    }
+        TicketDecision::Edited { input, .. } => (ApprovalGrant::ApproverInput, Some(input)),
+        TicketDecision::Approved { .. } => (
+            ApprovalGrant::Approved {
+                fingerprint: ticket.fingerprint.clone(),
+            },
+            None,
+        ),
+    };
+    let idempotency_key = journal.idempotency_key(key);
+    journal
+        .record_tool_started(
+            key,
+            &call.id,
+            &call.name,
+            &idempotency_key,
+            callback.metadata().idempotent,
+        )
+        .await?;
+    Ok(Claim::Run {
+        grant,
+        arguments,
+        idempotency_key,
+    })
 }
 
 /// Why a call whose ticket expired did not run (its observation, or its step's block reason).

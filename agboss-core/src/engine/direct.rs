@@ -6,7 +6,7 @@
 use super::Runtime;
 use super::approval::{Decision, decide, expiry_reason, tell_channel};
 use super::journal::ApprovalRequest;
-use super::run::RunError;
+use super::run_error::RunError;
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
 use crate::error::{BlockKind, StepFailedError, ToolBlockedError, ToolCallError};

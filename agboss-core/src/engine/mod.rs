@@ -50,14 +50,22 @@ pub(crate) mod approval;
 pub mod context;
 pub(crate) mod direct;
 pub mod events;
+mod first_turn;
+mod flow;
+mod gate;
 mod guardrails;
 pub(crate) mod in_doubt;
 pub(crate) mod journal;
+mod model_turn;
+mod output;
 mod pretty;
+mod replay;
 mod router;
 pub mod run;
 mod run_error;
+mod state;
 mod telemetry;
+mod tool_calls;
 mod tool_step;
 pub mod workflow;
 
@@ -65,8 +73,10 @@ pub use approval::Decision;
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use in_doubt::InDoubtResolution;
+pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunOutput};
 pub use router::parse_route;
-pub use run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunError, RunOutput, RunStream};
+pub use run::RunStream;
+pub use run_error::RunError;
 
 /// What runs need of a built app: its resolved structure, its models, its listeners.
 pub(crate) struct Runtime {
