@@ -28,7 +28,7 @@ use crate::engine::in_doubt::resolve_in_doubt;
 use crate::engine::{
     Decision, InDoubtResolution, RunContext, RunError, RunOutput, RunStream, Runtime, Target,
 };
-use crate::engine::{approval, direct};
+use crate::engine::{direct, ticket};
 use crate::model::SharedChatModel;
 use crate::store::{RunStore as _, SharedStore, StoreError, Ticket, TicketStore as _};
 
@@ -367,7 +367,7 @@ impl App {
     /// ([`StoreError::TicketState`] after that). Resume the run afterwards with
     /// [`App::resume_run`], or do both with [`App::resume`].
     pub async fn decide(&self, tenant: &str, decision: Decision) -> Result<Ticket, RunError> {
-        approval::decide(&self.inner, tenant, decision).await
+        ticket::decide(&self.inner, tenant, decision).await
     }
 
     /// Decides a ticket of thread `thread_id` (of `ctx`'s tenant) and resumes its run, from any

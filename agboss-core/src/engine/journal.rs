@@ -16,13 +16,13 @@ use std::time::Duration;
 
 use super::replay::{ModelReplay, Replay, ToolReplay, model_key, repair_history};
 use super::run_error::RunError;
-use crate::contract::channel::ChannelMeta;
+use super::ticket::{ApprovalRequest, Tickets};
 use crate::model::{AssistantMessage, Message, Usage};
 use crate::pipeline::observe::Observation;
-use crate::store::types::{random_id, sha256_hex};
+use crate::store::types::sha256_hex;
 use crate::store::{
     Lease, NewRun, RunEnd, RunRecord, RunStore as _, SharedStore, StepEntry, StoreError,
-    ThreadStore as _, Ticket, TicketState, TicketStore as _,
+    ThreadStore as _, Ticket,
 };
 
 /// Ends a run refused at its start with `err`: finished as failed when `err` is permanent (the
@@ -212,6 +212,11 @@ impl RunJournal {
         format!("idem_{}", &digest[..32])
     }
 
+    /// The run's tickets, under its lease (see [`super::ticket`]).
+    pub(crate) fn tickets(&self) -> Tickets<'_> {
+        Tickets::new(&self.store, &self.lease, &self.record.tenant)
+    }
+
     /// Makes the ticket of a gated call (written before anyone is told) and journals that the
     /// call waits for it.
     pub(crate) async fn request_approval(
@@ -223,7 +228,7 @@ impl RunJournal {
             self.record.thread_id.clone(),
             &self.record.run_id,
         );
-        self.store.create_ticket(&self.lease, &ticket).await?;
+        self.tickets().open(&ticket).await?;
         let entry = StepEntry::ApprovalRequested {
             key: request.key.to_string(),
             call_id: request.call_id.to_string(),
@@ -238,24 +243,6 @@ impl RunJournal {
             },
         );
         Ok(ticket)
-    }
-
-    /// A ticket of this run.
-    pub(crate) async fn ticket(&self, ticket_id: &str) -> Result<Ticket, RunError> {
-        Ok(self.store.ticket(&self.record.tenant, ticket_id).await?)
-    }
-
-    /// Moves a ticket of this run from `from` to `to`.
-    pub(crate) async fn advance_ticket(
-        &self,
-        ticket_id: &str,
-        from: TicketState,
-        to: TicketState,
-    ) -> Result<Ticket, RunError> {
-        Ok(self
-            .store
-            .advance_ticket(&self.lease, ticket_id, from, to)
-            .await?)
     }
 
     /// Records that the tool call `key` is about to run.
@@ -371,35 +358,5 @@ impl RunJournal {
                 return err;
             }
         }
-    }
-}
-
-/// What a gated call's ticket is made of.
-pub(crate) struct ApprovalRequest<'a> {
-    pub(crate) key: &'a str,
-    pub(crate) call_id: &'a str,
-    pub(crate) tool: &'a str,
-    pub(crate) channel: &'static ChannelMeta,
-    /// Canonical JSON of the validated input (its SHA-256 is the ticket's fingerprint).
-    pub(crate) input: &'a str,
-    pub(crate) chain_digest: &'a str,
-}
-
-impl ApprovalRequest<'_> {
-    /// A new pending ticket for the call, of `tenant`'s run `run_id`, expiring after its
-    /// channel's `ttl_ms`.
-    pub(crate) fn ticket(&self, tenant: &str, thread_id: Option<String>, run_id: &str) -> Ticket {
-        // `pending` fingerprints the input: the SHA-256 the approval point computed.
-        let mut ticket = Ticket::pending(random_id("ticket"), self.tool, self.input);
-        ticket.tenant = tenant.to_string();
-        ticket.thread_id = thread_id;
-        ticket.run_id = run_id.to_string();
-        ticket.step_key = self.key.to_string();
-        ticket.call_id = self.call_id.to_string();
-        ticket.channel = self.channel.name.to_string();
-        ticket.chain_digest = self.chain_digest.to_string();
-        let ttl = i64::try_from(self.channel.ttl_ms()).unwrap_or(i64::MAX);
-        ticket.expires_at_ms = ticket.created_at_ms.saturating_add(ttl);
-        ticket
     }
 }

@@ -3,19 +3,20 @@
 //! ([`crate::pipeline::observe`]); a gated call waits on its ticket.
 use futures::StreamExt as _;
 
-use super::approval::Claim;
-use super::approval::{Attempt, Called, Slot, approval_without_store, claim_ticket, open_ticket};
+use super::approval::{
+    Attempt, Called, Settle, Slot, approval_without_store, claim_ticket, open_ticket, refuse,
+};
 use super::events::RunEvent;
 use super::replay::{ToolReplay, tool_key};
 use super::run_error::RunError;
 use super::state::RunState;
+use super::ticket::OnRejection;
 use crate::callback::{SharedToolCallback, ToolInvocation};
 use crate::contract::agent::ToolErrorPolicy;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
 use crate::error::{StepFailedError, ToolCallError};
 use crate::model::ToolCallRequest;
 use crate::pipeline::observe::{Observation, Reader, observe};
-use crate::store::TicketState;
 
 /// Runs one turn's calls, at most `parallel` at once; observations in the model's order. The
 /// first call that fails the step drops the others still in flight.
@@ -340,28 +341,23 @@ pub(super) async fn settle_ticket(
 ) -> Result<Slot, RunError> {
     let journal = run.journal().expect("a ticket is journaled");
     let (obs, label) = match claim_ticket(run, callbacks, call, key, ticket_id).await? {
-        Claim::Pending(ticket) => return Ok(Slot::Pending(ticket)),
-        Claim::Expired { reason, .. } => {
-            // Like a rejection: the model reads why the call did not run.
-            let obs = Observation {
-                content: reason,
-                is_error: true,
-                truncated: false,
-            };
-            journal
-                .record_tool_finished(key, &call.id, &call.name, "approval_expired", &obs, true)
-                .await?;
-            return Ok(Slot::Done(obs));
+        Settle::Wait(ticket) => return Ok(Slot::Pending(ticket)),
+        Settle::Refused { refusal, channel } => {
+            // The model reads why the call did not run; the loop goes on.
+            let on = OnRejection::Observation;
+            let obs = refuse(
+                journal,
+                on,
+                step,
+                call,
+                key,
+                ticket_id,
+                (refusal, channel),
+                true,
+            );
+            return Ok(Slot::Done(obs.await?));
         }
-        Claim::Rejected { message, .. } => (
-            Observation {
-                content: message,
-                is_error: true,
-                truncated: false,
-            },
-            "rejected_by_approver",
-        ),
-        Claim::Run {
+        Settle::Run {
             grant,
             arguments,
             idempotency_key,
@@ -383,8 +379,6 @@ pub(super) async fn settle_ticket(
     journal
         .record_tool_finished(key, &call.id, &call.name, label, &obs, true)
         .await?;
-    journal
-        .advance_ticket(ticket_id, TicketState::Executing, TicketState::Completed)
-        .await?;
+    journal.tickets().complete(ticket_id).await?;
     Ok(Slot::Done(obs))
 }

@@ -2,20 +2,20 @@
 //! outcome: a reply fails the step), journaled like an agent's call. A gated tool's step waits
 //! for its ticket like an agent's call does; a rejection fails the step as a block naming the
 //! channel.
-use super::approval::{Claim, approval_without_store, claim_ticket, open_ticket};
+use super::approval::{Settle, approval_without_store, claim_ticket, open_ticket, refuse};
 use super::events::{RunEvent, StepKind, StepOutcome};
 use super::replay::{ToolReplay, step_key};
 use super::run_error::RunError;
 use super::state::RunState;
+use super::ticket::OnRejection;
 use crate::callback::{BoundToolCallback, SharedToolCallback, ToolInvocation};
 use crate::cascade::ResolvedWorkflow;
 use crate::contract::channel::ApprovalGrant;
 use crate::contract::scope::{ScopeKind, ScopeRef};
 use crate::di::CallId;
-use crate::error::{BlockKind, StepFailedError, ToolBlockedError, ToolCallError};
+use crate::error::{StepFailedError, ToolCallError};
 use crate::model::ToolCallRequest;
 use crate::pipeline::observe::{Observation, Reader, observe};
-use crate::store::TicketState;
 
 /// How one attempt of a tool step ended.
 enum StepCall {
@@ -163,42 +163,28 @@ async fn settle_step_ticket(
     let journal = run.journal().expect("a ticket is journaled");
     let name = callback.metadata().tool.map_or("", |m| m.name);
     let (obs, label) = match claim_ticket(run, callbacks, call, key, ticket_id).await? {
-        Claim::Pending(ticket) => {
+        Settle::Wait(ticket) => {
             return Err(RunError::AwaitingApproval {
                 run_id: journal.record.run_id.clone(),
                 tickets: vec![*ticket],
             });
         }
-        Claim::Expired { reason, channel } => {
-            // As a rejection: the step fails, the tool did not run.
-            let blocked = ToolBlockedError {
-                tool_name: call.name.clone(),
-                call_id: call.id.clone(),
-                interceptor: channel,
-                kind: BlockKind::Block { reason },
-            };
-            return Err(StepFailedError::from_tool_call(name, blocked.into()).into());
+        Settle::Refused { refusal, channel } => {
+            // No model reads a step's outcome: the refusal fails the step.
+            let on = OnRejection::StepFailure;
+            let obs = refuse(
+                journal,
+                on,
+                name,
+                call,
+                key,
+                ticket_id,
+                (refusal, channel),
+                false,
+            );
+            return Ok(obs.await?.content);
         }
-        Claim::Rejected {
-            by,
-            message,
-            channel,
-        } => {
-            // No model reads a step's outcome: the rejection fails the step.
-            let blocked = ToolBlockedError {
-                tool_name: call.name.clone(),
-                call_id: call.id.clone(),
-                interceptor: channel,
-                kind: BlockKind::Block {
-                    reason: format!("rejected by {by}: {message}"),
-                },
-            };
-            journal
-                .advance_ticket(ticket_id, TicketState::Executing, TicketState::Completed)
-                .await?;
-            return Err(StepFailedError::from_tool_call(name, blocked.into()).into());
-        }
-        Claim::Run {
+        Settle::Run {
             grant,
             arguments,
             idempotency_key,
@@ -225,9 +211,7 @@ async fn settle_step_ticket(
     journal
         .record_tool_finished(key, &call.id, &call.name, label, &obs, false)
         .await?;
-    journal
-        .advance_ticket(ticket_id, TicketState::Executing, TicketState::Completed)
-        .await?;
+    journal.tickets().complete(ticket_id).await?;
     Ok(obs.content)
 }
 
