@@ -1,6 +1,7 @@
 //! One run: its [`RunStream`] of events, and the driver that sets up a run's state (its
 //! input precheck, its journal) and dispatches its target to the unit that runs it.
 use std::fmt;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -97,15 +98,27 @@ impl Stream for RunStream {
     }
 }
 
-/// Runs `target` in its run span (see [`telemetry`]): what [`App::execute`](crate::App::execute)
-/// awaits (without a `sink`) and a [`RunStream`] polls (with one).
-pub(crate) async fn run(
+/// A run of `target` on `input` (its future): what [`App::execute`](crate::App::execute)
+/// awaits (without a `sink`) and a [`RunStream`] polls (with one). The run's state is made
+/// here, before the future; the future owns it.
+pub(crate) fn run(
     rt: Arc<Runtime>,
     ctx: RunContext,
     sink: Option<mpsc::UnboundedSender<RunEvent>>,
     target: Target,
     input: String,
+) -> impl Future<Output = Result<RunOutput, RunError>> + Send + 'static {
+    let state = RunState::new(rt, ctx, sink, target.name().to_string());
+    run_traced(state, target, input)
+}
+
+/// Runs `target` in its run span (see [`telemetry`]).
+async fn run_traced(
+    mut run: RunState,
+    target: Target,
+    input: String,
 ) -> Result<RunOutput, RunError> {
+    let rt = run.rt();
     let workflow = match &target.0 {
         TargetKind::Workflow { .. } | TargetKind::WorkflowDefault(_) => true,
         TargetKind::Named(name) => {
@@ -115,7 +128,6 @@ pub(crate) async fn run(
         }
         TargetKind::Agent(_) | TargetKind::Router(_) => false,
     };
-    let mut run = RunState::new(rt, ctx, sink, target.name().to_string());
     let span = telemetry::run_span(
         workflow,
         run.target_name(),
