@@ -194,7 +194,8 @@ pub(super) async fn refuse(
     call: &ToolCallRequest,
     key: &str,
     ticket_id: &str,
-    (refusal, channel): (Refusal, &'static str),
+    refusal: Refusal,
+    channel: &'static str,
     visible: bool,
 ) -> Result<Observation, RunError> {
     let claimed = refusal.claimed();

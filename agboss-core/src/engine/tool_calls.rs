@@ -346,16 +346,10 @@ pub(super) async fn settle_ticket(
             // The model reads why the call did not run; the loop goes on.
             let on = OnRejection::Observation;
             let obs = refuse(
-                journal,
-                on,
-                step,
-                call,
-                key,
-                ticket_id,
-                (refusal, channel),
-                true,
-            );
-            return Ok(Slot::Done(obs.await?));
+                journal, on, step, call, key, ticket_id, refusal, channel, true,
+            )
+            .await?;
+            return Ok(Slot::Done(obs));
         }
         Settle::Run {
             grant,

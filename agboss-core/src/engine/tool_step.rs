@@ -173,16 +173,10 @@ async fn settle_step_ticket(
             // No model reads a step's outcome: the refusal fails the step.
             let on = OnRejection::StepFailure;
             let obs = refuse(
-                journal,
-                on,
-                name,
-                call,
-                key,
-                ticket_id,
-                (refusal, channel),
-                false,
-            );
-            return Ok(obs.await?.content);
+                journal, on, name, call, key, ticket_id, refusal, channel, false,
+            )
+            .await?;
+            return Ok(obs.content);
         }
         Settle::Run {
             grant,
