@@ -152,8 +152,11 @@ async fn run_one(
     let key = tool_key(turn, &call.id);
     let idempotency_key = match journal.tool_state(&key) {
         ToolReplay::Finished(obs) => return Ok(Slot::Done(obs)),
+        // Boxed: a resumed gated call is the rare path, and its ticket's claim held inline
+        // would make every call's future larger.
         ToolReplay::Awaiting { ticket_id } => {
-            return settle_ticket(run, step, policy, callbacks, call, &key, &ticket_id).await;
+            let settled = settle_ticket(run, step, policy, callbacks, call, &key, &ticket_id);
+            return Box::pin(settled).await;
         }
         // Checked before the turn ran: only idempotent calls are left here.
         ToolReplay::Started {
@@ -188,7 +191,7 @@ async fn run_one(
             Ok(Slot::Done(obs))
         }
         Called::NeedsApproval(error) => {
-            let ticket = open_ticket(run, journal, &key, callbacks, call, error).await?;
+            let ticket = Box::pin(open_ticket(run, journal, &key, callbacks, call, error)).await?;
             Ok(Slot::Pending(Box::new(ticket)))
         }
     }

@@ -108,7 +108,8 @@ async fn tool_step(
             idempotency_key, ..
         } => idempotency_key,
         ToolReplay::Awaiting { ticket_id } => {
-            return settle_step_ticket(run, &callbacks, callback, &call, &key, &ticket_id).await;
+            let settled = settle_step_ticket(run, &callbacks, callback, &call, &key, &ticket_id);
+            return Box::pin(settled).await;
         }
         ToolReplay::Fresh => {
             let idempotency_key = journal.idempotency_key(&key);
