@@ -26,7 +26,8 @@ use crate::contract::workflow::Workflow;
 use crate::di::Services;
 use crate::engine::in_doubt::resolve_in_doubt;
 use crate::engine::{
-    Decision, InDoubtResolution, RunContext, RunError, RunOutput, RunStream, Runtime, Target,
+    Decision, InDoubtResolution, RunContext, RunError, RunOutput, RunState, RunStream, Runtime,
+    Target,
 };
 use crate::engine::{direct, ticket};
 use crate::model::SharedChatModel;
@@ -222,14 +223,14 @@ impl App {
         input: impl Into<String>,
         ctx: RunContext,
     ) -> Result<RunOutput, RunError> {
-        crate::engine::run::run(
+        let target = target.into();
+        let state = RunState::new(
             Arc::clone(&self.inner),
             ctx,
             None,
-            target.into(),
-            input.into(),
-        )
-        .await
+            target.name().to_string(),
+        );
+        crate::engine::run::run(state, target, input.into()).await
     }
 
     /// Like [`App::execute`], yielding the run's [`RunEvent`](crate::RunEvent)s as they happen.

@@ -111,6 +111,7 @@ pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunOutput};
 pub use router::parse_route;
 pub use run::RunStream;
 pub use run_error::RunError;
+pub(crate) use state::RunState;
 pub use ticket::Decision;
 
 /// What runs need of a built app: its resolved structure, its models, its listeners.

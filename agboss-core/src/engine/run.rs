@@ -1,7 +1,6 @@
 //! One run: its [`RunStream`] of events, and the driver that sets up a run's state (its
 //! input precheck, its journal) and dispatches its target to the unit that runs it.
 use std::fmt;
-use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -40,9 +39,10 @@ impl RunStream {
     /// Starts the stream of a run (it makes progress only while polled).
     pub(crate) fn start(rt: Arc<Runtime>, target: Target, input: String, ctx: RunContext) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
+        let state = RunState::new(rt, ctx, Some(tx), target.name().to_string());
         Self {
             rx,
-            run: Some(Box::pin(run(rt, ctx, Some(tx), target, input))),
+            run: Some(Box::pin(run(state, target, input))),
             result: None,
         }
     }
@@ -98,22 +98,11 @@ impl Stream for RunStream {
     }
 }
 
-/// A run of `target` on `input` (its future): what [`App::execute`](crate::App::execute)
-/// awaits (without a `sink`) and a [`RunStream`] polls (with one). The run's state is made
-/// here, before the future; the future owns it.
-pub(crate) fn run(
-    rt: Arc<Runtime>,
-    ctx: RunContext,
-    sink: Option<mpsc::UnboundedSender<RunEvent>>,
-    target: Target,
-    input: String,
-) -> impl Future<Output = Result<RunOutput, RunError>> + Send + 'static {
-    let state = RunState::new(rt, ctx, sink, target.name().to_string());
-    run_traced(state, target, input)
-}
-
-/// Runs `target` in its run span (see [`telemetry`]).
-async fn run_traced(
+/// Runs `target` on `input` with the run's state `run` (made by
+/// [`RunState::new`](super::state::RunState::new) for this target), in its run span (see
+/// [`telemetry`]): what [`App::execute`](crate::App::execute) awaits (a state without a sink)
+/// and a [`RunStream`] polls (with one).
+pub(crate) async fn run(
     mut run: RunState,
     target: Target,
     input: String,
