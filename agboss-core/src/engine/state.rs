@@ -1,7 +1,8 @@
 //! [`RunState`]: the one owner of a run's state (its runtime, context, event sink, id, journal,
 //! and what the driver settled before the target runs). The units of the engine get it as
-//! `&RunState`: they read it and emit events through it, and none of them changes it. Only the
-//! driver ([`super::run`]) sets it up, before the target runs.
+//! `&RunState`: they read it and emit events through it, and none of them changes it. A run's
+//! caller makes it ([`RunState::new`]: `App::execute`, `RunStream::start`); only the driver
+//! ([`super::run`]) sets it up (input precheck, journal), before the target runs.
 use std::future::Future;
 use std::sync::Arc;
 
