@@ -26,11 +26,11 @@ use crate::contract::tool::{Tool, ToolMeta};
 use crate::contract::workflow::Workflow;
 use crate::di::Services;
 use crate::engine::in_doubt::resolve_in_doubt;
-use crate::engine::run::Engine;
 use crate::engine::{
-    Decision, InDoubtResolution, RunContext, RunError, RunOutput, RunStream, Runtime, Target,
+    Decision, InDoubtResolution, RunContext, RunError, RunOutput, RunState, RunStream, Runtime,
+    Target,
 };
-use crate::engine::{approval, direct};
+use crate::engine::{direct, ticket};
 use crate::model::SharedChatModel;
 use crate::pipeline::Chain;
 use crate::store::{RunStore as _, SharedStore, StoreError, Ticket, TicketStore as _};
@@ -225,9 +225,14 @@ impl App {
         input: impl Into<String>,
         ctx: RunContext,
     ) -> Result<RunOutput, RunError> {
-        Engine::new(Arc::clone(&self.inner), ctx, None)
-            .run(target.into(), input.into())
-            .await
+        let target = target.into();
+        let state = RunState::new(
+            Arc::clone(&self.inner),
+            ctx,
+            None,
+            target.name().to_string(),
+        );
+        crate::engine::run::run(state, target, input.into()).await
     }
 
     /// Like [`App::execute`], yielding the run's [`RunEvent`](crate::RunEvent)s as they happen.
@@ -377,7 +382,7 @@ impl App {
     /// Every decision path ([`App::tickets`], [`App::resume`], the console) passes here.
     pub async fn decide(&self, tenant: &str, decision: Decision) -> Result<Ticket, RunError> {
         self.check_edit(tenant, &decision).await?;
-        approval::decide(&self.inner, tenant, decision).await
+        ticket::decide(&self.inner, tenant, decision).await
     }
 
     /// Resumes the run of one of `ctx`'s tenant's tickets once it is decided (by

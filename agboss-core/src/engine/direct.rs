@@ -4,16 +4,17 @@
 //! the same chain, and returns its output ([`ToolHandle::resume`](crate::ToolHandle::resume)).
 
 use super::Runtime;
-use super::approval::{Decision, decide, expiry_reason, tell_channel};
-use super::journal::ApprovalRequest;
-use super::run::RunError;
+use super::run_error::RunError;
+use super::ticket::{
+    ApprovalRequest, Claim, Decision, OnRejection, Policy, Refusal, Tickets, decide, tell_channel,
+};
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
-use crate::error::{BlockKind, StepFailedError, ToolBlockedError, ToolCallError};
+use crate::error::{StepFailedError, ToolCallError};
 use crate::store::types::random_id;
 use crate::store::{
-    Lease, NewRun, RunEnd, RunStore as _, StepEntry, StoreError, Ticket, TicketDecision,
-    TicketState, TicketStore as _,
+    Lease, NewRun, RunEnd, RunStore as _, StepEntry, StoreError, Ticket, TicketState,
+    TicketStore as _,
 };
 
 /// The key of a direct call's only step.
@@ -86,7 +87,7 @@ async fn make_ticket(
     let ticket = request.ticket(tenant, None, &record.run_id);
     let store = &durability.store;
     let written = async {
-        store.create_ticket(&lease, &ticket).await?;
+        Tickets::new(store, &lease, tenant).open(&ticket).await?;
         let entry = StepEntry::ApprovalRequested {
             key: DIRECT_KEY.to_string(),
             call_id: call_id.to_string(),
@@ -136,61 +137,58 @@ pub(crate) async fn claim_direct(
         .await?;
     let step =
         |error: ToolCallError| RunError::Step(StepFailedError::from_tool_call(&ticket.tool, error));
-    if *ticket.chain_digest != *bound.policy_digest() {
-        // Asked again under the policy in force now, never applied under the old one.
-        store
-            .advance_ticket(
-                &lease,
-                &ticket.id,
-                TicketState::Decided,
-                TicketState::Superseded,
-            )
-            .await?;
-        store.release(&lease).await?;
-        let again = make_ticket(rt, bound, tenant, &ticket.call_id, &ticket.input).await?;
-        let _ = tell_channel(rt, &again).await;
-        return Err(step(ToolCallError::ApprovalRequired {
-            tool_name: ticket.tool.clone(),
-            channel: bound.meta().approval.map_or("", |c| c.name),
-            input: again.input,
-            fingerprint: again.fingerprint,
-            ticket_id: Some(again.id),
-        }));
-    }
-    let ticket = store
-        .advance_ticket(
-            &lease,
-            &ticket.id,
-            TicketState::Decided,
-            TicketState::Executing,
-        )
-        .await?;
-    let (input, grant) = match ticket.decision.clone() {
-        Some(TicketDecision::Approved { .. }) => (
-            ticket.input.clone(),
-            ApprovalGrant::Approved {
-                fingerprint: ticket.fingerprint.clone(),
-            },
-        ),
-        Some(TicketDecision::Edited { input, .. }) => (input, ApprovalGrant::ApproverInput),
-        Some(TicketDecision::Rejected { by, message }) => {
-            let blocked = ToolBlockedError {
+    let tickets = Tickets::new(store, &lease, tenant);
+    let channel = bound.meta().approval;
+    let digest = bound.policy_digest();
+    let policy = Policy {
+        digest: &digest,
+        channel,
+    };
+    let (ticket, input, grant) = match tickets
+        .claim(ticket.clone(), Some(policy), DIRECT_KEY)
+        .await?
+    {
+        Claim::Run {
+            ticket,
+            grant,
+            arguments,
+        } => {
+            // The requested input, or the approver's edit.
+            let input = arguments.unwrap_or_else(|| ticket.input.clone());
+            (*ticket, input, grant)
+        }
+        Claim::Superseded(_) => {
+            // Asked again under the policy in force now, never applied under the old one.
+            store.release(&lease).await?;
+            let again = make_ticket(rt, bound, tenant, &ticket.call_id, &ticket.input).await?;
+            let _ = tell_channel(rt, &again).await;
+            return Err(step(ToolCallError::ApprovalRequired {
                 tool_name: ticket.tool.clone(),
-                call_id: ticket.call_id.clone(),
-                interceptor: bound.meta().approval.map_or("approval", |c| c.name),
-                kind: BlockKind::Block {
-                    reason: format!("rejected by {by}: {message}"),
-                },
+                channel: channel.map_or("", |c| c.name),
+                input: again.input,
+                fingerprint: again.fingerprint,
+                ticket_id: Some(again.id),
+            }));
+        }
+        Claim::Refused(refusal) => {
+            // Decided just now: a rejection (the ticket is claimed) fails the call.
+            let channel = channel.map_or("approval", |c| c.name);
+            let refused =
+                OnRejection::CallFailure.refuse(refusal, &ticket.tool, &ticket.call_id, channel);
+            let Err(blocked) = refused else {
+                unreachable!("a direct call's refusal fails the call")
             };
             finish_direct(rt, &ticket, &lease, Err(blocked.to_string())).await?;
             return Err(step(blocked.into()));
         }
-        None => {
-            return Err(RunError::JournalMismatch {
-                run_id: ticket.run_id.clone(),
-                key: DIRECT_KEY.to_string(),
-                detail: "the ticket has no decision".into(),
-            });
+        Claim::Pending(_) => {
+            store.release(&lease).await?;
+            return Err(StoreError::TicketState {
+                ticket_id: ticket.id.clone(),
+                expected: TicketState::Decided,
+                found: TicketState::Pending,
+            }
+            .into());
         }
     };
     Ok(Claimed {
@@ -223,13 +221,8 @@ pub(crate) async fn finish_direct(
         truncated: false,
     };
     store.append(lease, &entry, &[]).await?;
-    store
-        .advance_ticket(
-            lease,
-            &ticket.id,
-            TicketState::Executing,
-            TicketState::Completed,
-        )
+    Tickets::new(store, lease, &ticket.tenant)
+        .complete(&ticket.id)
         .await?;
     let end = match result {
         Ok(output) => RunEnd::Completed { output },
@@ -257,44 +250,29 @@ pub(crate) async fn take_over_direct(
         return Ok(None);
     };
     let now = crate::store::types::now_ms();
-    let expired = ticket.state == TicketState::Expired
-        || (ticket.state == TicketState::Pending && now >= ticket.expires_at_ms);
-    if !expired {
+    if ticket.state_at(now) != TicketState::Expired {
         return Ok(Some(Ok(())));
     }
     let run = NewRun::new(tenant, run_id, &ticket.tool, &ticket.input);
     let (_, lease) = store
         .begin_run(run, &durability.worker, durability.lease_ttl)
         .await?;
-    let ticket = if ticket.state == TicketState::Pending {
-        store
-            .advance_ticket(
-                &lease,
-                &ticket.id,
-                TicketState::Pending,
-                TicketState::Expired,
-            )
-            .await?
-    } else {
-        ticket
-    };
+    let ticket = Tickets::new(store, &lease, tenant).expire(ticket).await?;
     let channel = rt
         .channels
         .get_key_value(ticket.channel.as_str())
         .map_or("approval", |(name, _)| *name);
-    let blocked = ToolBlockedError {
-        tool_name: ticket.tool.clone(),
-        call_id: ticket.call_id.clone(),
-        interceptor: channel,
-        kind: BlockKind::Block {
-            reason: expiry_reason(&ticket),
-        },
+    let refusal = Refusal::expired(&ticket);
+    let label = refusal.label();
+    let refused = OnRejection::CallFailure.refuse(refusal, &ticket.tool, &ticket.call_id, channel);
+    let Err(blocked) = refused else {
+        unreachable!("a direct call's refusal fails the call")
     };
     let entry = StepEntry::ToolFinished {
         key: DIRECT_KEY.to_string(),
         call_id: ticket.call_id.clone(),
         tool: ticket.tool.clone(),
-        decision: "approval_expired".to_string(),
+        decision: label.to_string(),
         content: blocked.to_string(),
         is_error: true,
         truncated: false,

@@ -13,7 +13,7 @@ use std::fmt;
 pub use crate::contract::outcome::CallDecision;
 use crate::model::Usage;
 
-use super::run::RunOutput;
+use super::RunOutput;
 
 /// The kind of a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! Calls in doubt: a call that started and has no recorded end, settled by someone who
 //! checked whether its work was done ([`InDoubtResolution`]).
 use super::Durability;
-use super::journal::{Replay, ToolReplay};
-use super::run::RunError;
+use super::replay::{Replay, ToolReplay};
+use super::run_error::RunError;
 use crate::model::Message;
 use crate::pipeline::observe::Observation;
 use crate::store::{NewRun, RunStore as _, StepEntry};

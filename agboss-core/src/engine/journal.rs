@@ -10,115 +10,20 @@
 //! started without an end reruns, with the same idempotency key, only if its tool is
 //! idempotent, and otherwise stops the run as [`RunError::InDoubt`] until
 //! [`App::resolve_in_doubt`](crate::App::resolve_in_doubt) decides (see [`super::in_doubt`]).
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use super::run::RunError;
-use crate::contract::channel::ChannelMeta;
-use crate::model::{AssistantMessage, Message, ModelRequest, Usage};
+use super::replay::{ModelReplay, Replay, ToolReplay, model_key, repair_history};
+use super::run_error::RunError;
+use super::ticket::{ApprovalRequest, Tickets};
+use crate::model::{AssistantMessage, Message, Usage};
 use crate::pipeline::observe::Observation;
-use crate::store::types::{random_id, sha256_hex};
+use crate::store::types::sha256_hex;
 use crate::store::{
-    JournalStep, Lease, NewRun, RunEnd, RunRecord, RunStore as _, SharedStore, StepEntry,
-    StoreError, ThreadStore as _, Ticket, TicketState, TicketStore as _,
+    Lease, NewRun, RunEnd, RunRecord, RunStore as _, SharedStore, StepEntry, StoreError,
+    ThreadStore as _, Ticket,
 };
-
-/// A journaled model turn.
-pub(crate) struct ModelReplay {
-    pub(crate) message: AssistantMessage,
-    pub(crate) usage: Usage,
-}
-
-/// What the journal knows of a tool call.
-#[derive(Debug, Clone)]
-pub(crate) enum ToolReplay {
-    /// Never started (or given up by a resolution): run it.
-    Fresh,
-    /// Started, no end recorded.
-    Started {
-        idempotency_key: String,
-        idempotent: bool,
-        call_id: String,
-        tool: String,
-    },
-    /// Finished: its observation.
-    Finished(Observation),
-    /// Waiting for a human decision on this ticket.
-    Awaiting { ticket_id: String },
-}
-
-#[derive(Default)]
-pub(super) struct Replay {
-    model: HashMap<String, (String, ModelReplay)>,
-    pub(super) tools: HashMap<String, ToolReplay>,
-    answered: bool,
-    /// The text of the last model turn appended to the thread without tool calls.
-    last_visible_text: Option<String>,
-}
-
-impl Replay {
-    pub(super) fn from_steps(steps: Vec<JournalStep>) -> Self {
-        let mut replay = Self::default();
-        for step in steps {
-            match step.entry {
-                StepEntry::ModelTurn {
-                    key,
-                    request_digest,
-                    message,
-                    usage,
-                    ..
-                } => {
-                    replay
-                        .model
-                        .insert(key, (request_digest, ModelReplay { message, usage }));
-                }
-                StepEntry::ToolStarted {
-                    key,
-                    call_id,
-                    tool,
-                    idempotency_key,
-                    idempotent,
-                } => {
-                    replay.tools.insert(
-                        key,
-                        ToolReplay::Started {
-                            idempotency_key,
-                            idempotent,
-                            call_id,
-                            tool,
-                        },
-                    );
-                }
-                StepEntry::ToolFinished {
-                    key,
-                    content,
-                    is_error,
-                    truncated,
-                    ..
-                } => {
-                    replay.tools.insert(
-                        key,
-                        ToolReplay::Finished(Observation {
-                            content,
-                            is_error,
-                            truncated,
-                        }),
-                    );
-                }
-                StepEntry::ToolAbandoned { key, .. } => {
-                    replay.tools.insert(key, ToolReplay::Fresh);
-                }
-                StepEntry::Answer { .. } => replay.answered = true,
-                StepEntry::ApprovalRequested { key, ticket_id, .. } => {
-                    replay.tools.insert(key, ToolReplay::Awaiting { ticket_id });
-                }
-            }
-        }
-        replay
-    }
-}
 
 /// Ends a run refused at its start with `err`: finished as failed when `err` is permanent (the
 /// same read would fail again), given back otherwise. Returns `err`.
@@ -307,6 +212,11 @@ impl RunJournal {
         format!("idem_{}", &digest[..32])
     }
 
+    /// The run's tickets, under its lease (see [`super::ticket`]).
+    pub(crate) fn tickets(&self) -> Tickets<'_> {
+        Tickets::new(&self.store, &self.lease, &self.record.tenant)
+    }
+
     /// Makes the ticket of a gated call (written before anyone is told) and journals that the
     /// call waits for it.
     pub(crate) async fn request_approval(
@@ -318,7 +228,7 @@ impl RunJournal {
             self.record.thread_id.clone(),
             &self.record.run_id,
         );
-        self.store.create_ticket(&self.lease, &ticket).await?;
+        self.tickets().open(&ticket).await?;
         let entry = StepEntry::ApprovalRequested {
             key: request.key.to_string(),
             call_id: request.call_id.to_string(),
@@ -333,24 +243,6 @@ impl RunJournal {
             },
         );
         Ok(ticket)
-    }
-
-    /// A ticket of this run.
-    pub(crate) async fn ticket(&self, ticket_id: &str) -> Result<Ticket, RunError> {
-        Ok(self.store.ticket(&self.record.tenant, ticket_id).await?)
-    }
-
-    /// Moves a ticket of this run from `from` to `to`.
-    pub(crate) async fn advance_ticket(
-        &self,
-        ticket_id: &str,
-        from: TicketState,
-        to: TicketState,
-    ) -> Result<Ticket, RunError> {
-        Ok(self
-            .store
-            .advance_ticket(&self.lease, ticket_id, from, to)
-            .await?)
     }
 
     /// Records that the tool call `key` is about to run.
@@ -466,113 +358,5 @@ impl RunJournal {
                 return err;
             }
         }
-    }
-}
-
-/// What a gated call's ticket is made of.
-pub(crate) struct ApprovalRequest<'a> {
-    pub(crate) key: &'a str,
-    pub(crate) call_id: &'a str,
-    pub(crate) tool: &'a str,
-    pub(crate) channel: &'static ChannelMeta,
-    /// Canonical JSON of the validated input (its SHA-256 is the ticket's fingerprint).
-    pub(crate) input: &'a str,
-    pub(crate) chain_digest: &'a str,
-}
-
-impl ApprovalRequest<'_> {
-    /// A new pending ticket for the call, of `tenant`'s run `run_id`, expiring after its
-    /// channel's `ttl_ms`.
-    pub(crate) fn ticket(&self, tenant: &str, thread_id: Option<String>, run_id: &str) -> Ticket {
-        // `pending` fingerprints the input: the SHA-256 the approval point computed.
-        let mut ticket = Ticket::pending(random_id("ticket"), self.tool, self.input);
-        ticket.tenant = tenant.to_string();
-        ticket.thread_id = thread_id;
-        ticket.run_id = run_id.to_string();
-        ticket.step_key = self.key.to_string();
-        ticket.call_id = self.call_id.to_string();
-        ticket.channel = self.channel.name.to_string();
-        ticket.chain_digest = self.chain_digest.to_string();
-        let ttl = i64::try_from(self.channel.ttl_ms()).unwrap_or(i64::MAX);
-        ticket.expires_at_ms = ticket.created_at_ms.saturating_add(ttl);
-        ticket
-    }
-}
-
-fn model_key(turn: u32) -> String {
-    format!("model:{turn}")
-}
-
-/// The key of a call of model turn `turn`.
-pub(crate) fn tool_key(turn: u32, call_id: &str) -> String {
-    format!("tool:{turn}:{call_id}")
-}
-
-/// The key of workflow tool step `n`.
-pub(crate) fn step_key(n: u32, tool: &str) -> String {
-    format!("step:{n}:{tool}")
-}
-
-/// SHA-256 of a model request (messages, tools, settings), hex.
-pub(crate) fn request_digest(req: &ModelRequest) -> String {
-    let json = serde_json::to_vec(req).unwrap_or_default();
-    sha256_hex(&json)
-}
-
-/// A thread's history as a model can read it: an assistant turn whose tool calls have no
-/// observation (its run failed or stopped at that turn) gets one saying the call did not
-/// complete, right after the observations it has. The stored thread is not changed.
-pub(crate) fn repair_history(messages: Vec<Message>) -> Vec<Message> {
-    let mut out = Vec::with_capacity(messages.len());
-    let mut open: Vec<String> = Vec::new();
-    let close = |out: &mut Vec<Message>, open: &mut Vec<String>| {
-        for call_id in open.drain(..) {
-            out.push(Message::tool_error(
-                call_id,
-                "This tool call has no recorded result: its step failed or its run stopped before \
-                 it finished.",
-            ));
-        }
-    };
-    for message in messages {
-        match &message {
-            Message::Tool { call_id, .. } => open.retain(|c| c != call_id),
-            _ => close(&mut out, &mut open),
-        }
-        if let Message::Assistant(a) = &message {
-            open.extend(a.tool_calls.iter().map(|c| c.id.clone()));
-        }
-        out.push(message);
-    }
-    close(&mut out, &mut open);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::ToolCallRequest;
-
-    #[test]
-    fn history_repair_answers_every_dangling_tool_call() {
-        let history = vec![
-            Message::user("refund my order"),
-            Message::Assistant(AssistantMessage::tool_calls([
-                ToolCallRequest::new("c1", "refund-tool", "{}"),
-                ToolCallRequest::new("c2", "lookup-tool", "{}"),
-            ])),
-            Message::tool_result("c2", "found"),
-            Message::user("hello?"),
-        ];
-        let repaired = repair_history(history);
-        assert_eq!(repaired.len(), 5);
-        assert_eq!(repaired[2], Message::tool_result("c2", "found"));
-        assert!(
-            matches!(&repaired[3], Message::Tool { call_id, is_error: true, .. } if call_id == "c1")
-        );
-        assert_eq!(repaired[4], Message::user("hello?"));
-        // A complete history is left as it is.
-        let complete = vec![Message::user("hi"), Message::assistant("hello")];
-        assert_eq!(repair_history(complete.clone()), complete);
     }
 }

@@ -34,6 +34,40 @@
 //! 7. `after_tool_call` hooks run only for calls whose tool ran and succeeded: a reply, a block,
 //!    a guard failure or a tool error skips them (and their output never reaches the model).
 //!
+//! # The units and who owns what
+//! One owner holds a run's state, `RunState` (`state.rs`): the runtime, the
+//! context, the event sink, the run id, the journal and the input precheck flag, behind
+//! accessors. The driver (`run.rs`: `run`, [`RunStream`]) sets it up before the target runs
+//! (it prechecks the input, opens the journal); from then on every unit gets `&RunState` and
+//! the run's `&mut Stats`, reads the state, emits through it, and returns an outcome. No unit
+//! changes the run's state, and none is a method of it.
+//!
+//! | file | unit | owns |
+//! |---|---|---|
+//! | `state.rs` | the run's state | `RunState` and its narrow API (`emit`, `or_cancel`, `journal`, ...) |
+//! | `run.rs` | the driver | a run's setup, span, journal open/heartbeat/close, dispatch by target; `RunStream` |
+//! | `agent_loop.rs` | the agent loop | model turns of one agent until its final answer or `max_turns` |
+//! | `tool_calls.rs` | a turn's calls | concurrency, in-doubt checks, journaling and observation of each call |
+//! | `first_turn.rs` | parallel input guardrails | the first turn raced with them, held until they pass |
+//! | `guardrails.rs` | the guardrail boundary | `check_text` on input/output, the precheck before a run is stored |
+//! | `gate.rs` | the output gate | `OutputGate`: holding, windowing and releasing streamed text |
+//! | `model_turn.rs` | journaled replay of model turns | one model call: read back, or streamed and recorded |
+//! | `router.rs` | the router | choosing a route, running it |
+//! | `flow.rs` | the workflow flow | a workflow's steps in order, `on_error` handlers |
+//! | `tool_step.rs` | a workflow tool step | one journaled call of a tool, no model reading it |
+//! | `approval.rs` | gated calls in a run | a journaled call's ticket: opening, claiming, refusing |
+//! | `ticket/` | the ticket lifecycle | the one state machine of a ticket, `Decision`, `OnRejection` |
+//! | `direct.rs` | gated direct calls | a direct call's one-call run and its ticket |
+//! | `journal.rs`, `replay.rs`, `in_doubt.rs` | the journal | the run's lease and writes; what it read back; calls in doubt |
+//! | `context.rs`, `workflow.rs`, `output.rs`, `run_error.rs`, `events.rs` | data | `RunContext`/`Target`, `Flow`, `RunOutput`/`Stats`, `RunError`, `RunEvent` |
+//! | `telemetry.rs`, `pretty.rs` | reporting | spans; events for people |
+//!
+//! Invariants: the files import each other without a cycle (data at the bottom, then the
+//! state, the boundary and the journal, the units, the driver on top:
+//! `scripts/file-cycles.py` checks it); `RunState` has its inherent impl in `state.rs` only;
+//! the journal is written before a run goes on (a resumed run reads back what it finds);
+//! every ticket transition goes through `ticket/`.
+//!
 //! Uses [`crate::callback`], [`crate::cascade`], [`crate::pipeline`], [`crate::contract`] and the
 //! leaves.
 use std::collections::HashMap;
@@ -50,23 +84,35 @@ pub(crate) mod approval;
 pub mod context;
 pub(crate) mod direct;
 pub mod events;
+mod first_turn;
+mod flow;
+mod gate;
 mod guardrails;
 pub(crate) mod in_doubt;
 pub(crate) mod journal;
+mod model_turn;
+mod output;
 mod pretty;
+mod replay;
 mod router;
 pub mod run;
 mod run_error;
+mod state;
 mod telemetry;
+pub(crate) mod ticket;
+mod tool_calls;
 mod tool_step;
 pub mod workflow;
 
-pub use approval::Decision;
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use in_doubt::InDoubtResolution;
+pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunOutput};
 pub use router::parse_route;
-pub use run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunError, RunOutput, RunStream};
+pub use run::RunStream;
+pub use run_error::RunError;
+pub(crate) use state::RunState;
+pub use ticket::Decision;
 
 /// What runs need of a built app: its resolved structure, its models, its listeners.
 pub(crate) struct Runtime {

@@ -6,9 +6,14 @@
 //! the name without its `-agent` suffix, or a JSON object `{"route": "..."}`. When the answer
 //! names no route, names several, or the model fails, the router uses its `fallback` (or its
 //! first route). A [`RunEvent::RouteChosen`] says which route and why.
+use super::agent_loop::run_route;
 use super::events::{RouteReason, RunEvent, StepKind, StepOutcome};
-use super::guardrails::{Checked, OutputGate};
-use super::run::{Engine, RunError, Stats};
+use super::gate::OutputGate;
+use super::guardrails::{Checked, check_text};
+use super::model_turn::call_model;
+use super::output::Stats;
+use super::run_error::RunError;
+use super::state::RunState;
 use crate::cascade::ResolvedRouter;
 use crate::contract::guardrail::{Boundary, TextScope};
 use crate::model::{Message, ModelRequest};
@@ -73,36 +78,33 @@ pub fn parse_route(answer: &str, routes: &[&str]) -> Option<usize> {
     }
 }
 
-impl Engine {
-    pub(crate) async fn run_router(
-        &self,
-        router: &ResolvedRouter,
-        input: String,
-        stats: &mut Stats,
-    ) -> Result<String, RunError> {
-        let name = router.meta.name;
-        self.emit(|| RunEvent::StepStarted {
-            step: name.to_string(),
-            kind: StepKind::Router,
-            input: input.clone(),
-        });
-        // The router's input boundary (application → [workflow →] router) before the route
-        // is chosen; parallel guardrails run like blocking ones here (the router's model call
-        // is a short one).
-        // (The run's own target: its guardrails ran before the run was stored.)
-        let entries = if self.input_checked {
-            &[][..]
-        } else {
-            router.guardrails.input.entries()
-        };
-        let checked = match self
-            .check_text(name, Boundary::Input, entries, input, TextScope::Whole)
-            .await
-        {
+pub(crate) async fn run_router(
+    run: &RunState,
+    router: &ResolvedRouter,
+    input: String,
+    stats: &mut Stats,
+) -> Result<String, RunError> {
+    let name = router.meta.name;
+    run.emit(|| RunEvent::StepStarted {
+        step: name.to_string(),
+        kind: StepKind::Router,
+        input: input.clone(),
+    });
+    // The router's input boundary (application → [workflow →] router) before the route
+    // is chosen; parallel guardrails run like blocking ones here (the router's model call
+    // is a short one).
+    // (The run's own target: its guardrails ran before the run was stored.)
+    let entries = if run.input_checked() {
+        &[][..]
+    } else {
+        router.guardrails.input.entries()
+    };
+    let checked =
+        match check_text(run, name, Boundary::Input, entries, input, TextScope::Whole).await {
             Ok(checked) => checked,
             Err(err) => {
                 let failed: Result<String, RunError> = Err(err);
-                self.emit(|| RunEvent::StepFinished {
+                run.emit(|| RunEvent::StepFinished {
                     step: name.to_string(),
                     kind: StepKind::Router,
                     outcome: StepOutcome::of(&failed),
@@ -110,117 +112,115 @@ impl Engine {
                 return failed;
             }
         };
-        let input = match checked {
-            Checked::Go(text) => text,
-            Checked::Respond(answer) => {
-                self.emit(|| RunEvent::FinalAnswer {
-                    step: name.to_string(),
-                    text: answer.clone(),
-                });
-                self.emit(|| RunEvent::StepFinished {
-                    step: name.to_string(),
-                    kind: StepKind::Router,
-                    outcome: StepOutcome::Succeeded,
-                });
-                return Ok(answer);
-            }
-        };
-        let (index, reason) = match self.choose_route(router, &input, stats).await {
-            Ok(choice) => choice,
-            Err(err) => {
-                self.emit(|| RunEvent::StepFinished {
-                    step: name.to_string(),
-                    kind: StepKind::Router,
-                    outcome: StepOutcome::Failed {
-                        error: err.to_string(),
-                    },
-                });
-                return Err(err);
-            }
-        };
-        let route = &router.routes[index];
-        tracing::debug!(
-            router = name,
-            route = route.meta.name,
-            ?reason,
-            "route chosen"
-        );
-        stats
-            .routes
-            .push((name.to_string(), route.meta.name.to_string()));
-        self.emit(|| RunEvent::RouteChosen {
-            router: name.to_string(),
-            route: route.meta.name.to_string(),
-            reason,
-        });
-        self.emit(|| RunEvent::StepFinished {
-            step: name.to_string(),
-            kind: StepKind::Router,
-            outcome: StepOutcome::Succeeded,
-        });
-        self.run_route(route, Some(&router.guardrails.input), input, stats)
-            .await
-    }
+    let input = match checked {
+        Checked::Go(text) => text,
+        Checked::Respond(answer) => {
+            run.emit(|| RunEvent::FinalAnswer {
+                step: name.to_string(),
+                text: answer.clone(),
+            });
+            run.emit(|| RunEvent::StepFinished {
+                step: name.to_string(),
+                kind: StepKind::Router,
+                outcome: StepOutcome::Succeeded,
+            });
+            return Ok(answer);
+        }
+    };
+    let (index, reason) = match choose_route(run, router, &input, stats).await {
+        Ok(choice) => choice,
+        Err(err) => {
+            run.emit(|| RunEvent::StepFinished {
+                step: name.to_string(),
+                kind: StepKind::Router,
+                outcome: StepOutcome::Failed {
+                    error: err.to_string(),
+                },
+            });
+            return Err(err);
+        }
+    };
+    let route = &router.routes[index];
+    tracing::debug!(
+        router = name,
+        route = route.meta.name,
+        ?reason,
+        "route chosen"
+    );
+    stats
+        .routes
+        .push((name.to_string(), route.meta.name.to_string()));
+    run.emit(|| RunEvent::RouteChosen {
+        router: name.to_string(),
+        route: route.meta.name.to_string(),
+        reason,
+    });
+    run.emit(|| RunEvent::StepFinished {
+        step: name.to_string(),
+        kind: StepKind::Router,
+        outcome: StepOutcome::Succeeded,
+    });
+    run_route(run, route, Some(&router.guardrails.input), input, stats).await
+}
 
-    /// The route index and why. Only cancellation is an error: anything else falls back.
-    async fn choose_route(
-        &self,
-        router: &ResolvedRouter,
-        input: &str,
-        stats: &mut Stats,
-    ) -> Result<(usize, RouteReason), RunError> {
-        let meta = router.meta;
-        let fallback_index = meta
-            .fallback
-            .and_then(|f| router.routes.iter().position(|r| r.meta.name == f.name))
-            .unwrap_or(0);
-        let fallback = |why: String| Ok((fallback_index, RouteReason::Fallback { why }));
-        if router.routes.len() == 1 {
-            return fallback("the router has a single route".to_string());
-        }
-        let Some(model) = self.rt.model_for(meta.name).cloned() else {
-            return fallback("no chat model for the router".to_string());
-        };
-        let mut system = String::new();
-        if !meta.instructions.is_empty() {
-            system.push_str(meta.instructions);
-            system.push_str("\n\n");
-        }
-        system.push_str("Choose the one route that should handle the user's message. Routes:\n");
-        for r in &router.routes {
-            system.push_str(&format!("- {}: {}\n", r.meta.name, r.meta.description));
-        }
-        system.push_str("Answer with the route's name only.");
-        let req = ModelRequest::new([Message::system(system), Message::user(input)]);
-        let names: Vec<&str> = router.routes.iter().map(|r| r.meta.name).collect();
-        match self
-            .call_model(
-                meta.name,
-                &model,
-                &req,
-                stats,
-                false,
-                None,
-                &mut OutputGate::open(),
-            )
-            .await
-        {
-            Ok((_, response)) => {
-                let answer = response.message.content.unwrap_or_default();
-                match parse_route(&answer, &names) {
-                    Some(i) => Ok((i, RouteReason::ModelChoice { answer })),
-                    None => fallback(format!(
-                        "the model's answer {answer:?} names no single route"
-                    )),
-                }
+/// The route index and why. Only cancellation is an error: anything else falls back.
+async fn choose_route(
+    run: &RunState,
+    router: &ResolvedRouter,
+    input: &str,
+    stats: &mut Stats,
+) -> Result<(usize, RouteReason), RunError> {
+    let meta = router.meta;
+    let fallback_index = meta
+        .fallback
+        .and_then(|f| router.routes.iter().position(|r| r.meta.name == f.name))
+        .unwrap_or(0);
+    let fallback = |why: String| Ok((fallback_index, RouteReason::Fallback { why }));
+    if router.routes.len() == 1 {
+        return fallback("the router has a single route".to_string());
+    }
+    let Some(model) = run.rt().model_for(meta.name).cloned() else {
+        return fallback("no chat model for the router".to_string());
+    };
+    let mut system = String::new();
+    if !meta.instructions.is_empty() {
+        system.push_str(meta.instructions);
+        system.push_str("\n\n");
+    }
+    system.push_str("Choose the one route that should handle the user's message. Routes:\n");
+    for r in &router.routes {
+        system.push_str(&format!("- {}: {}\n", r.meta.name, r.meta.description));
+    }
+    system.push_str("Answer with the route's name only.");
+    let req = ModelRequest::new([Message::system(system), Message::user(input)]);
+    let names: Vec<&str> = router.routes.iter().map(|r| r.meta.name).collect();
+    match call_model(
+        run,
+        meta.name,
+        &model,
+        &req,
+        stats,
+        false,
+        None,
+        &mut OutputGate::open(),
+    )
+    .await
+    {
+        Ok((_, response)) => {
+            let answer = response.message.content.unwrap_or_default();
+            match parse_route(&answer, &names) {
+                Some(i) => Ok((i, RouteReason::ModelChoice { answer })),
+                None => fallback(format!(
+                    "the model's answer {answer:?} names no single route"
+                )),
             }
-            Err(
-                err @ (RunError::Cancelled | RunError::Store(_) | RunError::JournalMismatch { .. }),
-            ) => Err(err),
-            Err(err) => {
-                tracing::warn!(router = meta.name, error = %err, "router model failed; using the fallback route");
-                fallback(format!("the model failed: {err}"))
-            }
+        }
+        Err(
+            err @ (RunError::Cancelled | RunError::Store(_) | RunError::JournalMismatch { .. }),
+        ) => Err(err),
+        Err(err) => {
+            tracing::warn!(router = meta.name, error = %err, "router model failed; using the fallback route");
+            fallback(format!("the model failed: {err}"))
         }
     }
 }

@@ -4,7 +4,7 @@
 use tracing::Span;
 use tracing::field::Empty;
 
-use super::run::{RunError, RunOutput};
+use super::{RunError, RunOutput};
 use crate::model::{ModelError, ModelRequest, ModelResponse, SharedChatModel};
 use crate::telemetry::{active, capture_content};
 

@@ -33,8 +33,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::events::{RunEvent, StepKind, StepOutcome};
-use super::run::{Engine, RunError, Stats};
+use super::run_error::RunError;
 use crate::cascade::ResolvedWorkflow;
 use crate::contract::agent::{Agent, Router};
 use crate::contract::tool::Tool;
@@ -85,7 +84,7 @@ pub type ErrorHandler = Arc<
 pub type MapFn = Arc<dyn Fn(String) -> Result<String, StepFailedError> + Send + Sync>;
 
 #[derive(Clone)]
-enum StepSpec {
+pub(super) enum StepSpec {
     Agent(&'static str),
     Router(&'static str),
     Tool(&'static str),
@@ -93,7 +92,7 @@ enum StepSpec {
 }
 
 impl StepSpec {
-    fn name(&self) -> &str {
+    pub(super) fn name(&self) -> &str {
         match self {
             Self::Agent(n) | Self::Router(n) | Self::Tool(n) => n,
             Self::Map { name, .. } => name,
@@ -102,17 +101,17 @@ impl StepSpec {
 }
 
 #[derive(Clone)]
-struct FlowStep {
-    spec: StepSpec,
-    on_error: Option<ErrorHandler>,
+pub(super) struct FlowStep {
+    pub(super) spec: StepSpec,
+    pub(super) on_error: Option<ErrorHandler>,
 }
 
 /// The steps of a workflow run, in order.
 #[derive(Clone, Default)]
 #[must_use = "a Flow does nothing until run with `app.execute(Target::workflow::<W>(), ..)`"]
 pub struct Flow {
-    steps: Vec<FlowStep>,
-    on_any_error: Option<ErrorHandler>,
+    pub(super) steps: Vec<FlowStep>,
+    pub(super) on_any_error: Option<ErrorHandler>,
 }
 
 impl fmt::Debug for Flow {
@@ -210,7 +209,7 @@ impl Flow {
     }
 
     /// Checks that every step belongs to `workflow`.
-    fn check(&self, workflow: &ResolvedWorkflow) -> Result<(), RunError> {
+    pub(super) fn check(&self, workflow: &ResolvedWorkflow) -> Result<(), RunError> {
         for step in &self.steps {
             let (kind, ok) = match &step.spec {
                 StepSpec::Agent(n) => ("agent", workflow.agents.iter().any(|a| a.meta.name == *n)),
@@ -228,153 +227,5 @@ impl Flow {
             }
         }
         Ok(())
-    }
-}
-
-/// Makes a run error of a step catchable by `on_error`, or says it is not (cancellation, unknown
-/// steps).
-fn catchable(step: &str, err: RunError) -> Result<StepFailedError, RunError> {
-    match err {
-        RunError::Step(e) => Ok(e),
-        RunError::Cancelled | RunError::UnknownTarget { .. } => Err(err),
-        // A pause for approval, a call in doubt, a store failure: the run stops resumable,
-        // never as a step failure an `on_error` could recover from (and so finish).
-        other if other.leaves_run_resumable() => Err(other),
-        other => Ok(StepFailedError::Other {
-            step: step.to_string(),
-            message: other.to_string(),
-        }),
-    }
-}
-
-impl Engine {
-    pub(crate) async fn run_workflow(
-        &self,
-        workflow: &ResolvedWorkflow,
-        flow: &Flow,
-        input: String,
-        stats: &mut Stats,
-    ) -> Result<String, RunError> {
-        let name = workflow.meta.name;
-        flow.check(workflow)?;
-        self.emit(|| RunEvent::StepStarted {
-            step: name.to_string(),
-            kind: StepKind::Workflow,
-            input: input.clone(),
-        });
-        let result = self.flow_steps(workflow, flow, input, stats).await;
-        self.emit(|| RunEvent::StepFinished {
-            step: name.to_string(),
-            kind: StepKind::Workflow,
-            outcome: StepOutcome::of(&result),
-        });
-        result
-    }
-
-    async fn flow_steps(
-        &self,
-        workflow: &ResolvedWorkflow,
-        flow: &Flow,
-        mut current: String,
-        stats: &mut Stats,
-    ) -> Result<String, RunError> {
-        for (index, step) in flow.steps.iter().enumerate() {
-            let step_name = step.spec.name();
-            let result = self
-                .run_step(workflow, &step.spec, current.clone(), stats)
-                .await;
-            let err = match result {
-                Ok(out) => {
-                    current = out;
-                    continue;
-                }
-                Err(err) => catchable(step_name, err)?,
-            };
-            let ctx = FlowContext {
-                workflow: workflow.meta.name,
-                step: step_name,
-                index,
-                input: &current,
-                tenant_id: self.ctx.tenant_id(),
-            };
-            let rendered = err.to_string();
-            let mut outcome = Err(err);
-            for handler in [&step.on_error, &flow.on_any_error].into_iter().flatten() {
-                if let Err(e) = outcome {
-                    outcome = handler(e, &ctx);
-                }
-            }
-            let recovery = outcome?;
-            tracing::info!(workflow = workflow.meta.name, step = step_name, error = %rendered, ?recovery, "step failure recovered by on_error");
-            self.emit(|| RunEvent::StepFinished {
-                step: step_name.to_string(),
-                kind: step_kind(&step.spec),
-                outcome: StepOutcome::Recovered {
-                    error: rendered.clone(),
-                },
-            });
-            match recovery {
-                Recovery::Output(out) => current = out,
-                Recovery::Skip => {}
-                Recovery::Finish(answer) => return Ok(answer),
-            }
-        }
-        Ok(current)
-    }
-
-    async fn run_step(
-        &self,
-        workflow: &ResolvedWorkflow,
-        spec: &StepSpec,
-        input: String,
-        stats: &mut Stats,
-    ) -> Result<String, RunError> {
-        match spec {
-            StepSpec::Agent(n) => {
-                let agent = workflow
-                    .agents
-                    .iter()
-                    .find(|a| a.meta.name == *n)
-                    .expect("checked before the run");
-                self.run_agent(agent, input, stats).await
-            }
-            StepSpec::Router(n) => {
-                let router = workflow
-                    .routers
-                    .iter()
-                    .find(|r| r.meta.name == *n)
-                    .expect("checked before the run");
-                self.run_router(router, input, stats).await
-            }
-            StepSpec::Tool(n) => self.run_tool_step(workflow, n, input).await,
-            StepSpec::Map { name, f } => {
-                self.emit(|| RunEvent::StepStarted {
-                    step: name.clone(),
-                    kind: StepKind::Map,
-                    input: input.clone(),
-                });
-                let result = f(input);
-                self.emit(|| RunEvent::StepFinished {
-                    step: name.clone(),
-                    kind: StepKind::Map,
-                    outcome: match &result {
-                        Ok(_) => StepOutcome::Succeeded,
-                        Err(e) => StepOutcome::Failed {
-                            error: e.to_string(),
-                        },
-                    },
-                });
-                Ok(result?)
-            }
-        }
-    }
-}
-
-fn step_kind(spec: &StepSpec) -> StepKind {
-    match spec {
-        StepSpec::Agent(_) => StepKind::Agent,
-        StepSpec::Router(_) => StepKind::Router,
-        StepSpec::Tool(_) => StepKind::Tool,
-        StepSpec::Map { .. } => StepKind::Map,
     }
 }
