@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agboss_core::dto::Dto;
+use agboss_core::error::BuildError;
 use agboss_core::{
-    App, BeforeToolCall, BuildError, InterceptorError, TenantContext, ToolCallContext,
-    ToolCallDecision, ToolError, ToolHandler, agent, injectable, pii_policy, tool,
-    tool_interceptor,
+    App, BeforeToolCall, InterceptorError, TenantContext, ToolCallContext, ToolCallDecision,
+    ToolError, ToolHandler, agent, injectable, pii_policy, tool, tool_interceptor,
 };
 
 #[derive(Dto, Debug, Clone, PartialEq)]

@@ -2,6 +2,7 @@
 //! server-everything (see `mcp_client/` for the peers), called through the app's callbacks.
 use std::sync::Arc;
 
+use agboss_core::contract::outcome::Rendered;
 use agboss_core::*;
 
 #[path = "mcp/env.rs"]

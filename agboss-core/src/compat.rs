@@ -86,3 +86,27 @@ pub mod listener {
     )]
     pub type ToolCallListenerSet = callback::stack::ToolCallListenerSet;
 }
+
+/// Before 0.2: items of the crate root that moved to their module (the root keeps the names an
+/// application writes; see CHANGELOG.md).
+pub mod root {
+    use crate::{contract, di, pipeline};
+
+    macro_rules! moved {
+        ($($name:ident = $path:path, $to:literal;)*) => {$(
+            #[deprecated(since = "0.2.0", note = $to)]
+            #[doc = concat!("Moved: ", $to, ".")]
+            pub type $name = $path;
+        )*};
+    }
+    moved! {
+        CallFailure = contract::outcome::CallFailure, "use agboss_core::contract::outcome::CallFailure";
+        FailureKind = contract::outcome::FailureKind, "use agboss_core::contract::outcome::FailureKind";
+        Rendered = contract::outcome::Rendered, "use agboss_core::contract::outcome::Rendered";
+        BuildError = di::BuildError, "use agboss_core::error::BuildError";
+        ToolBlockedError = contract::outcome::ToolBlockedError, "use agboss_core::error::ToolBlockedError";
+        GuardrailBlockKind = pipeline::guard::GuardrailBlockKind, "use agboss_core::error::GuardrailBlockKind";
+        GuardrailBlockedError = pipeline::guard::GuardrailBlockedError, "use agboss_core::error::GuardrailBlockedError";
+        BlockKind = contract::interceptor::ToolCallDecision, "use agboss_core::ToolCallDecision: a block's kind is the decision that stopped the call (`Block { reason }` or `ReplyToModel { message }`)";
+    }
+}

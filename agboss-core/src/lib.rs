@@ -199,7 +199,6 @@ pub use contract::interceptor::{
     AfterToolCall, BeforeToolCall, ToolCallContext, ToolCallDecision, ToolCallResultContext,
     ToolInterceptor, ToolOutput,
 };
-pub use contract::outcome::{CallDecision, CallFailure, CallOutcome, FailureKind, Rendered};
 pub use contract::pii_policy::{PiiChain, PiiPolicy, PiiPolicyMeta};
 pub use contract::scope::{ScopeKind, ScopeRef};
 pub use contract::tool::{Tool, ToolHandler, ToolMeta};
@@ -207,8 +206,15 @@ pub use contract::workflow::{Application, Workflow};
 pub use di::{CallId, ExecutionContext, Injectable, TenantContext};
 pub use engine::workflow::{Flow, Recovery, WorkflowFlow};
 pub use engine::{RunContext, RunError, RunEvent, RunOutput, RunStream, Target};
-pub use error::ChannelError;
-pub use error::{
-    BlockKind, BuildError, GuardrailBlockKind, GuardrailBlockedError, GuardrailError,
-    InterceptorError, StepFailedError, ToolBlockedError, ToolCallError, ToolError,
+
+// How a call ended and the errors a caller names (8 items; the rest of the errors are in
+// `agboss_core::error`, the rest of the call's vocabulary in `agboss_core::contract::outcome`).
+#[doc(hidden)]
+#[allow(deprecated)]
+pub use compat::root::{
+    BlockKind, BuildError, CallFailure, FailureKind, GuardrailBlockKind, GuardrailBlockedError,
+    Rendered, ToolBlockedError,
 };
+pub use contract::handler_error::{ChannelError, GuardrailError, InterceptorError, ToolError};
+pub use contract::outcome::{CallDecision, CallOutcome, ToolCallError};
+pub use engine::StepFailedError;

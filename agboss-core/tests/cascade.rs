@@ -2,6 +2,7 @@
 use std::sync::{Arc, Mutex};
 
 use agboss_core::dto::Dto;
+use agboss_core::error::BuildError;
 use agboss_core::*;
 use agboss_core::{ScopeKind, ScopeRef};
 

@@ -18,7 +18,7 @@
 //! # futures::executor::block_on(async {
 //! let app = App::builder().tool::<PayTool>().store(MemoryStore::new()).build().unwrap();
 //! let err = app.tool::<PayTool>().tenant("acme").invoke(PayDto { cents: 7 }).await.unwrap_err();
-//! assert!(matches!(err, ToolCallError::ApprovalRequired { .. }));
+//! assert!(matches!(err.kind(), ToolCallErrorKind::ApprovalRequired { .. }));
 //! let inbox = ApprovalInbox::of(&app);
 //! assert_eq!(inbox.tickets().len(), 1);
 //! let decided = approve_all(&app, "acme").await.unwrap();

@@ -28,10 +28,11 @@ use std::time::Duration;
 
 use agboss_core::__private::{ErasedGuardrail, GuardrailMeta, Services};
 use agboss_core::cascade::harness_build;
+use agboss_core::error::{BuildError, GuardrailBlockKind};
 use agboss_core::pipeline::guard;
 use agboss_core::{
-    Boundary, BuildError, GuardrailBlockKind, GuardrailContext, GuardrailVerdict,
-    InputGuardrailComponent, OutputGuardrailComponent, TenantContext, TextScope,
+    Boundary, GuardrailContext, GuardrailVerdict, InputGuardrailComponent,
+    OutputGuardrailComponent, TenantContext, TextScope,
 };
 
 use crate::TestOptions;

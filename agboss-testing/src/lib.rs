@@ -47,9 +47,10 @@ use std::sync::Arc;
 use agboss_core::__private::{ErasedInterceptor, Services, ToolInterceptor};
 use agboss_core::cascade::harness_build;
 use agboss_core::di::Injectable;
+use agboss_core::error::BuildError;
 use agboss_core::pipeline::harness;
 use agboss_core::{
-    App, AppBuilder, BuildError, TenantContext, Tool, ToolCallDecision, ToolCallError, ToolOutput,
+    App, AppBuilder, TenantContext, Tool, ToolCallDecision, ToolCallError, ToolOutput,
 };
 use serde_json::Value;
 

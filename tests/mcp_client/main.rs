@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agboss_core::dto::Dto;
+use agboss_core::error::BuildError;
 use agboss_core::mcp::client::{McpError, McpResult, McpServer, McpServerConfig};
 use agboss_core::*;
 use agboss_testing::ScriptedModel;

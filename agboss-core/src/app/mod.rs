@@ -325,7 +325,7 @@ impl App {
     /// channel's expiry outcome (an error observation for the model, and the agent goes on;
     /// a failed step in a workflow); a direct call's run
     /// ([`ToolHandle::invoke`](crate::ToolHandle::invoke)) ends failed with a
-    /// [`ToolBlockedError`](crate::error::ToolBlockedError), its result here. The call never
+    /// [`ToolBlockedError`](crate::contract::outcome::ToolBlockedError), its result here. The call never
     /// runs, and the run's thread is free again.
     ///
     /// A run whose journal or history cannot be read (a damaged row:

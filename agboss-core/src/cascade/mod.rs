@@ -35,8 +35,8 @@ use crate::contract::interceptor::{ErasedInterceptor, InterceptorMeta};
 use crate::contract::pii_policy::{PiiChain, PiiPolicyMeta};
 use crate::contract::scope::{ScopeKind, ScopeRef};
 use crate::contract::tool::ToolMeta;
+use crate::di::BuildError;
 use crate::di::Services;
-use crate::error::BuildError;
 use crate::pii::PiiMasker;
 
 /// One scope of a path with what it attaches and excludes.

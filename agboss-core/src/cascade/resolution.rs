@@ -14,8 +14,8 @@ use crate::contract::scope::{ScopeKind, ScopeRef};
 use crate::contract::tool::{ErasedToolSlot, ToolMeta};
 use crate::contract::workflow::WorkflowMeta;
 
+use crate::di::BuildError;
 use crate::di::Services;
-use crate::error::BuildError;
 
 pub(super) fn tool_scope(meta: &'static ToolMeta) -> ScopeSpec {
     ScopeSpec {

@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use crate::contract::handler_error::ChannelError;
 use crate::di::{DepMeta, DiError, Resolver, Services};
-use crate::error::ChannelError;
 use crate::store::Ticket;
 
 /// Who decides a ticket.

@@ -10,6 +10,7 @@ pub mod agent;
 pub mod chain;
 pub mod channel;
 pub mod guardrail;
+pub mod handler_error;
 pub mod interceptor;
 pub mod outcome;
 pub mod pii_policy;

@@ -12,9 +12,9 @@ use super::channel::{ApprovalGrant, ChannelMeta};
 use super::interceptor::InterceptorMeta;
 use super::outcome::{CallOutcome, Rendered};
 use super::pii_policy::PiiPolicyMeta;
+use crate::contract::handler_error::ToolError;
 use crate::di::{CallId, DepMeta, DiError, Resolver, Services, TenantContext};
 use crate::dto::{Dto, ValidationError};
-use crate::error::ToolError;
 
 /// The body of a tool: `run(input) -> output`. Write it with `async fn`.
 ///

@@ -8,10 +8,10 @@ use crate::contract::chain::Link;
 use crate::contract::interceptor::{
     ErasedInterceptor, InputHolder, ToolCallContext, ToolCallDecision, ToolOutput,
 };
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::contract::tool::Tool;
 use crate::di::{CallId, ExecutionContext, Resolver, Services, TenantContext};
 use crate::dto::Dto;
-use crate::error::ToolCallError;
 
 /// The hook time limit of a link outside an app: the interceptor's own, else the app default.
 fn link(interceptor: &Arc<dyn ErasedInterceptor>) -> Link {
@@ -59,7 +59,7 @@ pub async fn before<T: Tool>(
     let walk = before_chain(&links, &resolver, &call, &stage);
     match caught(T::META, &stage, (&links, &links), walk).await? {
         Ok(()) => Ok(ToolCallDecision::Allow),
-        Err(Stop::Replied(_, message)) => Ok(ToolCallDecision::ReplyToModel { message }),
+        Err(Stop::ReplyToModel(_, message)) => Ok(ToolCallDecision::ReplyToModel { message }),
         Err(Stop::Blocked(_, reason)) => Ok(ToolCallDecision::Block { reason }),
         Err(Stop::Failed(error)) => Err(*error),
     }
@@ -82,9 +82,11 @@ pub async fn after<T: Tool>(
     let out = caught(T::META, &stage, (&links, &links), walk)
         .await?
         .map_err(|e| *e)?;
-    let invalid = |source| ToolCallError::InvalidOutput {
-        tool_name: T::META.name.to_string(),
-        source,
+    let invalid = |source| {
+        ToolCallError::new(
+            T::META.name.to_string(),
+            ToolCallErrorKind::InvalidOutput { source },
+        )
     };
     let typed = out.into_typed::<T::Output>().map_err(invalid)?;
     typed.validate().map_err(invalid)?;

@@ -11,12 +11,12 @@ use super::run::{ToolSlot, run_guarded};
 use super::trace::CallTrace;
 use crate::contract::chain::Chain;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::contract::tool::{
     CallEnv, CallFuture, DEFAULT_MAX_INPUT_SIZE, ErasedToolSlot, ErasedToolType, Tool, ToolMeta,
 };
 use crate::di::{DiError, Services};
 use crate::dto::{Dto, ValidationError, code};
-use crate::error::ToolCallError;
 
 impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
     fn as_any(&self) -> &dyn Any {
@@ -106,10 +106,10 @@ fn decode<T: Tool>(meta: &ToolMeta, args: &str) -> Result<T::Input, CallOutcome<
     };
     Err(CallOutcome::failed(
         FailureKind::Rejected,
-        ToolCallError::InvalidInput {
-            tool_name: meta.name.to_string(),
-            source,
-        },
+        ToolCallError::new(
+            meta.name.to_string(),
+            ToolCallErrorKind::InvalidInput { source },
+        ),
     ))
 }
 
@@ -142,13 +142,15 @@ fn rendered<O: Dto>(
             }
             Err(e) => CallOutcome::failed(
                 FailureKind::Tool,
-                ToolCallError::Serialize {
-                    tool_name: meta.name.to_string(),
-                    message: e.to_string(),
-                },
+                ToolCallError::new(
+                    meta.name.to_string(),
+                    ToolCallErrorKind::Serialize {
+                        message: e.to_string(),
+                    },
+                ),
             ),
         },
-        CallOutcome::Replied {
+        CallOutcome::ReplyToModel {
             message,
             interceptor,
         } => {
@@ -159,7 +161,7 @@ fn rendered<O: Dto>(
                     span.record("gen_ai.tool.call.result", message.as_str());
                 }
             }
-            CallOutcome::Replied {
+            CallOutcome::ReplyToModel {
                 message,
                 interceptor,
             }

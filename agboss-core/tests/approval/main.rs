@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agboss_core::contract::outcome::FailureKind;
 use agboss_core::dto::Dto;
 use agboss_core::engine::{Decision, RunContext, RunError, RunEvent, Target};
 use agboss_core::model::SharedChatModel;

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener};
+use agboss_core::contract::outcome::{CallFailure, FailureKind};
 use agboss_core::dto::Dto;
 use agboss_core::engine::{CallDecision, RunContext, RunError, RunEvent, Target};
 use agboss_core::*;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use agboss_core::dto::Dto;
 use agboss_core::engine::workflow::{Flow, Recovery, WorkflowFlow};
 use agboss_core::engine::{RunContext, RunError, RunEvent, Target};
+use agboss_core::error::{GuardrailBlockKind, GuardrailBlockedError};
 use agboss_core::store::{MemoryStore, NewThread};
 use agboss_core::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};

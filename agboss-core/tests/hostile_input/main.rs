@@ -8,6 +8,7 @@ mod support;
 use std::time::Duration;
 
 use agboss_core::callback::ToolInvocation;
+use agboss_core::contract::outcome::FailureKind;
 use agboss_core::dto::{Dto, MAX_REPORTED_ERRORS, code};
 use agboss_core::model::{
     ChatModel, Message, ModelError, ModelRequest, ModelStreamEvent, OpenAiCompatibleModel,

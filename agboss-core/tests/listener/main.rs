@@ -9,6 +9,7 @@ use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener, ToolCallLi
 use agboss_core::callback::{
     SharedToolCallback, ToolCallback, ToolInvocation, ToolMetadata, ToolSource,
 };
+use agboss_core::contract::outcome::Rendered;
 use agboss_core::dto::Dto;
 use agboss_core::model::ToolDefinition;
 use agboss_core::*;
@@ -139,7 +140,7 @@ impl Seen {
                 content: r.text.clone(),
                 truncated: r.truncated,
             },
-            CallOutcome::Replied {
+            CallOutcome::ReplyToModel {
                 message,
                 interceptor,
             } => Self::ReplyToModel {

@@ -4,6 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
 use agboss_core::callback::{ToolCallback, ToolInvocation};
+use agboss_core::contract::outcome::Rendered;
 use agboss_core::dto::Dto;
 use agboss_core::pii::{Detector, PiiMatch};
 use agboss_core::pipeline::TRUNCATION_MARKER;

@@ -57,7 +57,7 @@ async fn a_reply_to_model_message_is_masked() {
     assert!(
         matches!(
             &out,
-            CallOutcome::Replied { message, interceptor: "pp-reply-tool-interceptor" }
+            CallOutcome::ReplyToModel { message, interceptor: "pp-reply-tool-interceptor" }
                 if message == "Ask [REDACTED:email] to confirm"
         ),
         "{out:?}"

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agboss_core::dto::Dto;
+use agboss_core::error::BuildError;
 use agboss_core::pipeline::TRUNCATION_MARKER;
 use agboss_core::*;
 use serde_json::json;

@@ -7,8 +7,8 @@ use super::{
     AfterToolCall, BeforeToolCall, InterceptorMeta, ToolCallContext, ToolCallDecision,
     ToolCallResultContext, ToolInterceptor, ToolOutput,
 };
+use crate::contract::handler_error::InterceptorError;
 use crate::di::{DiError, Resolver, Services};
-use crate::error::InterceptorError;
 
 /// Bytes a hook's future may take before it is boxed: typical hooks (a few references and an
 /// `await` on a service) fit, so a guarded call allocates nothing per interceptor.

@@ -6,12 +6,13 @@ use super::connection::McpServer;
 use super::dto::{McpArguments, McpResult};
 use super::remote::{McpRemote, check_declaration};
 use crate::cascade::RemoteServer;
+use crate::contract::handler_error::ToolError;
 use crate::contract::tool::{
     ErasedToolSlot, ErasedToolType, McpToolMeta, Tool, ToolHandler, ToolMeta,
 };
+use crate::di::BuildError;
 use crate::di::{DiError, Resolver, Services};
 use crate::dto::{Dto, ValidationError};
-use crate::error::{BuildError, ToolError};
 use crate::pipeline::ToolSlot;
 
 /// The longest tool name the model APIs accept.
