@@ -16,7 +16,8 @@ use crate::cascade::{GuardrailChain, GuardrailEntry, ResolvedAgent};
 use crate::contract::agent::ToolErrorPolicy;
 use crate::contract::guardrail::{Boundary, TextScope};
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
-use crate::error::{StepFailedError, ToolCallError};
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
+use crate::engine::run_error::StepFailedError;
 use crate::model::{Message, ModelRequest, ToolCallRequest};
 use crate::pipeline::observe::{Observation, Reader, observe};
 
@@ -446,7 +447,7 @@ impl Engine {
             };
             let mut outcome = CallOutcome::failed(
                 FailureKind::Rejected,
-                ToolCallError::NotInApp { tool_name: name },
+                ToolCallError::new(name, ToolCallErrorKind::NotInApp),
             );
             if let CallOutcome::Failed(failure) = &mut outcome {
                 failure.set_report(reason);

@@ -1,6 +1,6 @@
 //! Gated tools called directly (`app.tool::<T>().invoke(..)`): the call that needs approval
 //! gets a ticket of its own one-call run (`direct_…`), returned in
-//! `ToolCallError::ApprovalRequired { ticket_id }`; deciding it later runs the call once, through
+//! `ToolCallErrorKind::ApprovalRequired { ticket_id }`; deciding it later runs the call once, through
 //! the same chain, and returns its output ([`ToolHandle::resume`](crate::ToolHandle::resume)).
 
 use super::Runtime;
@@ -9,7 +9,9 @@ use super::journal::ApprovalRequest;
 use super::run::RunError;
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
-use crate::error::{BlockKind, StepFailedError, ToolBlockedError, ToolCallError};
+use crate::contract::interceptor::ToolCallDecision;
+use crate::contract::outcome::{ToolBlockedError, ToolCallError, ToolCallErrorKind};
+use crate::engine::run_error::StepFailedError;
 use crate::store::types::random_id;
 use crate::store::{
     Lease, NewRun, RunEnd, RunStore as _, StepEntry, StoreError, Ticket, TicketDecision,
@@ -29,15 +31,15 @@ pub(crate) async fn ticket_direct_call(
     call_id: &str,
     error: ToolCallError,
 ) -> ToolCallError {
-    let ToolCallError::ApprovalRequired {
-        tool_name,
+    let (tool_name, kind) = error.into_parts();
+    let ToolCallErrorKind::ApprovalRequired {
         channel,
         input,
         fingerprint,
         ..
-    } = error
+    } = kind
     else {
-        return error;
+        return ToolCallError::new(tool_name, kind);
     };
     let made = make_ticket(rt, bound, tenant, call_id, &input).await;
     let ticket_id = match made {
@@ -50,13 +52,15 @@ pub(crate) async fn ticket_direct_call(
             None
         }
     };
-    ToolCallError::ApprovalRequired {
+    ToolCallError::new(
         tool_name,
-        channel,
-        input,
-        fingerprint,
-        ticket_id,
-    }
+        ToolCallErrorKind::ApprovalRequired {
+            channel,
+            input,
+            fingerprint,
+            ticket_id,
+        },
+    )
 }
 
 async fn make_ticket(
@@ -149,13 +153,15 @@ pub(crate) async fn claim_direct(
         store.release(&lease).await?;
         let again = make_ticket(rt, bound, tenant, &ticket.call_id, &ticket.input).await?;
         let _ = tell_channel(rt, &again).await;
-        return Err(step(ToolCallError::ApprovalRequired {
-            tool_name: ticket.tool.clone(),
-            channel: bound.meta().approval.map_or("", |c| c.name),
-            input: again.input,
-            fingerprint: again.fingerprint,
-            ticket_id: Some(again.id),
-        }));
+        return Err(step(ToolCallError::new(
+            ticket.tool.clone(),
+            ToolCallErrorKind::ApprovalRequired {
+                channel: bound.meta().approval.map_or("", |c| c.name),
+                input: again.input,
+                fingerprint: again.fingerprint,
+                ticket_id: Some(again.id),
+            },
+        )));
     }
     let ticket = store
         .advance_ticket(
@@ -178,7 +184,7 @@ pub(crate) async fn claim_direct(
                 tool_name: ticket.tool.clone(),
                 call_id: ticket.call_id.clone(),
                 interceptor: bound.meta().approval.map_or("approval", |c| c.name),
-                kind: BlockKind::Block {
+                kind: ToolCallDecision::Block {
                     reason: format!("rejected by {by}: {message}"),
                 },
             };
@@ -286,7 +292,7 @@ pub(crate) async fn take_over_direct(
         tool_name: ticket.tool.clone(),
         call_id: ticket.call_id.clone(),
         interceptor: channel,
-        kind: BlockKind::Block {
+        kind: ToolCallDecision::Block {
             reason: expiry_reason(&ticket),
         },
     };

@@ -23,9 +23,10 @@ use crate::cascade::{GuardrailChain, GuardrailEntry, Guardrails};
 use crate::contract::guardrail::{
     Boundary, GuardrailContext, GuardrailVerdict, OutputStreaming, TextScope,
 };
-use crate::error::{GuardrailBlockKind, GuardrailBlockedError, StepFailedError};
+use crate::engine::run_error::StepFailedError;
 use crate::model::{Message, ModelRequest, ModelResponse};
 use crate::pii::MaskReport;
+use crate::pipeline::guard::{GuardrailBlockKind, GuardrailBlockedError};
 
 /// What the checks of a boundary let through.
 #[derive(Debug)]

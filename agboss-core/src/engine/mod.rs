@@ -17,7 +17,7 @@
 //!    re-validation → masking and truncation → observation.
 //! 3. `reply_to_model(message)`: the tool does not run; `message` is the call's observation.
 //! 4. `block(reason)`: the tool does not run and the step fails at once with
-//!    [`ToolBlockedError`](crate::ToolBlockedError) (as a [`StepFailedError`](crate::StepFailedError));
+//!    [`ToolBlockedError`](crate::error::ToolBlockedError) (as a [`StepFailedError`](crate::StepFailedError));
 //!    sibling calls of the same turn still in flight are dropped (cancelled). An interceptor that
 //!    errors, panics or runs past its time limit fails the step the same way (fail closed; never
 //!    a soft observation, whatever a listener returns).
@@ -67,6 +67,7 @@ pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use in_doubt::InDoubtResolution;
 pub use router::parse_route;
 pub use run::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunError, RunOutput, RunStream};
+pub use run_error::StepFailedError;
 
 /// What runs need of a built app: its resolved structure, its models, its listeners.
 pub(crate) struct Runtime {

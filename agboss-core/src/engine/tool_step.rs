@@ -9,9 +9,11 @@ use super::run::{Engine, RunError};
 use crate::callback::{BoundToolCallback, SharedToolCallback, ToolInvocation};
 use crate::cascade::ResolvedWorkflow;
 use crate::contract::channel::ApprovalGrant;
+use crate::contract::interceptor::ToolCallDecision;
+use crate::contract::outcome::{ToolBlockedError, ToolCallError, ToolCallErrorKind};
 use crate::contract::scope::{ScopeKind, ScopeRef};
 use crate::di::CallId;
-use crate::error::{BlockKind, StepFailedError, ToolBlockedError, ToolCallError};
+use crate::engine::run_error::StepFailedError;
 use crate::model::ToolCallRequest;
 use crate::pipeline::observe::{Observation, Reader, observe};
 use crate::store::TicketState;
@@ -182,7 +184,7 @@ impl Engine {
                     tool_name: call.name.clone(),
                     call_id: call.id.clone(),
                     interceptor: channel,
-                    kind: BlockKind::Block { reason },
+                    kind: ToolCallDecision::Block { reason },
                 };
                 return Err(StepFailedError::from_tool_call(name, blocked.into()).into());
             }
@@ -196,7 +198,7 @@ impl Engine {
                     tool_name: call.name.clone(),
                     call_id: call.id.clone(),
                     interceptor: channel,
-                    kind: BlockKind::Block {
+                    kind: ToolCallDecision::Block {
                         reason: format!("rejected by {by}: {message}"),
                     },
                 };
@@ -277,7 +279,10 @@ impl Engine {
                 });
                 Ok(StepCall::Done(obs, label))
             }
-            Err(error @ ToolCallError::ApprovalRequired { .. }) if self.journal.is_some() => {
+            Err(error)
+                if self.journal.is_some()
+                    && matches!(error.kind(), ToolCallErrorKind::ApprovalRequired { .. }) =>
+            {
                 Ok(StepCall::NeedsApproval(error))
             }
             Err(err) => Err(StepFailedError::from_tool_call(name, err).into()),
