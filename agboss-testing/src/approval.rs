@@ -3,6 +3,7 @@
 //!
 //! ```
 //! use agboss_core::*;
+//! use agboss_core::error::ToolCallErrorKind;
 //! use agboss_core::dto::Dto;
 //! use agboss_core::store::MemoryStore;
 //! use agboss_testing::approval::{ApprovalInbox, RecordingChannel, approve_all};
