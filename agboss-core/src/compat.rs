@@ -7,6 +7,15 @@
 //! aliased: `Agent` and `Router` are plain re-exports). rustc does not report a deprecated
 //! module named in the middle of a path, so `listener` is done the same way.
 
+/// Deprecated type aliases, `Name = path, "note";` (the note says where the item went).
+macro_rules! moved {
+    ($($name:ident = $path:path, $to:literal;)*) => {$(
+        #[deprecated(since = "0.2.0", note = $to)]
+        #[doc = concat!("Deprecated: ", $to, ".")]
+        pub type $name = $path;
+    )*};
+}
+
 /// Before 0.2: agents' traits and the run API. Agents' traits are now in
 /// [`contract::agent`](crate::contract::agent), runs and events in [`engine`](crate::engine);
 /// both at the crate root and in the prelude.
@@ -15,13 +24,6 @@ pub mod agent {
 
     pub use crate::contract::agent::{Agent, Router};
 
-    macro_rules! moved {
-        ($($name:ident = $path:path, $to:literal;)*) => {$(
-            #[deprecated(since = "0.2.0", note = $to)]
-            #[doc = concat!("Moved to `", $to, "`.")]
-            pub type $name = $path;
-        )*};
-    }
     moved! {
         AgentMeta = contract::agent::AgentMeta, "moved to agboss_core::contract::agent::AgentMeta";
         RouterMeta = contract::agent::RouterMeta, "moved to agboss_core::contract::agent::RouterMeta";
@@ -92,13 +94,6 @@ pub mod listener {
 pub mod root {
     use crate::{contract, di, pipeline};
 
-    macro_rules! moved {
-        ($($name:ident = $path:path, $to:literal;)*) => {$(
-            #[deprecated(since = "0.2.0", note = $to)]
-            #[doc = concat!("Moved: ", $to, ".")]
-            pub type $name = $path;
-        )*};
-    }
     moved! {
         CallFailure = contract::outcome::CallFailure, "use agboss_core::contract::outcome::CallFailure";
         FailureKind = contract::outcome::FailureKind, "use agboss_core::contract::outcome::FailureKind";

@@ -103,6 +103,7 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     ///
     /// ```
     /// # use agboss_core::*;
+    /// # use agboss_core::error::ToolCallErrorKind;
     /// # use agboss_core::dto::Dto;
     /// # use agboss_core::engine::Decision;
     /// # use agboss_core::store::{MemoryStore, Ticket};
