@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use agboss_core::callback::ToolInvocation;
+use agboss_core::error::ToolCallErrorKind;
 use agboss_core::prelude::*;
 use agboss_e2e::tenant_order::{GetOrderTool, TenantOrderToolInterceptor};
 use serde_json::{Value, json};
@@ -71,7 +72,7 @@ impl ToolCallListener for AuditListener {
         // A `reply_to_model` is what the model reads, but it is flagged (and names its
         // interceptor), so the audit trail never mistakes it for a tool output.
         let replied_by = match result {
-            CallOutcome::Replied { interceptor, .. } => Some(*interceptor),
+            CallOutcome::ReplyToModel { interceptor, .. } => Some(*interceptor),
             _ => None,
         };
         self.log.append(
@@ -97,11 +98,11 @@ impl ToolCallListener for AuditListener {
             "agent.tool_result",
             json!({ "tool_use_id": ctx.use_id, "name": call.tool_name, "error": error.to_string(), "is_error": true }),
         );
-        match error {
+        match error.kind() {
             // The agent loop tells the model which fields were wrong.
-            ToolCallError::InvalidInput { .. } => None,
+            ToolCallErrorKind::InvalidInput { .. } => None,
             // A block or a failing guard fails the step, whatever is returned here.
-            e if e.is_guard_failure() => None,
+            _ if error.is_guard_failure() => None,
             // The tool's own failure: a short, safe text for the model, and the loop goes on.
             _ => Some(format!(
                 "Tool '{}' could not complete this call.",

@@ -3,6 +3,7 @@
 //! Shows an allowed call (the internal note redacted by the after-hook), a foreign-tenant call
 //! (the interceptor replies to the model instead of running the tool) and an invalid input (the
 //! DTO's validation error, with JSON paths).
+use agboss_core::error::ToolCallErrorKind;
 use agboss_core::prelude::*;
 use agboss_e2e::tenant_order::{GetOrderTool, OrderInputDto, TenantOrderToolInterceptor};
 
@@ -32,7 +33,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .call(r#"{"orderId":"OTHER-99"}"#)
         .await;
     match outcome {
-        CallOutcome::Replied {
+        CallOutcome::ReplyToModel {
             message,
             interceptor,
         } => println!("   observation for the model (from {interceptor}): {message}"),
@@ -57,7 +58,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .invoke_json(r#"{"order_id":42}"#)
         .await
     {
-        Err(err @ ToolCallError::InvalidInput { .. }) => println!("   {err}"),
+        Err(err) if matches!(err.kind(), ToolCallErrorKind::InvalidInput { .. }) => {
+            println!("   {err}")
+        }
         other => println!("   unexpected: {other:?}"),
     }
     Ok(())

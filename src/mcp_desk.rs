@@ -7,7 +7,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use agboss_core::BuildError;
+use agboss_core::error::BuildError;
 use agboss_core::prelude::*;
 
 #[derive(Dto, Debug, Clone, PartialEq)]

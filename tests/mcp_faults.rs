@@ -9,6 +9,7 @@ mod env;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agboss_core::error::ToolCallErrorKind;
 use agboss_core::mcp::client::{McpError, McpServer, McpServerConfig};
 use agboss_core::prelude::*;
 use agboss_testing::ScriptedModel;
@@ -141,7 +142,7 @@ async fn faults_are_typed_errors_and_the_connection_is_re_established() {
         .invoke_json("{}")
         .await
         .unwrap_err();
-    let ToolCallError::ToolFailed { error, .. } = &err else {
+    let ToolCallErrorKind::ToolFailed { error, .. } = err.kind() else {
         panic!("{err:?}")
     };
     let mcp = error.source_error().downcast_ref::<McpError>().unwrap();
@@ -157,7 +158,10 @@ async fn faults_are_typed_errors_and_the_connection_is_re_established() {
         .invoke_json("{}")
         .await
         .unwrap_err();
-    assert!(matches!(err, ToolCallError::ToolFailed { .. }), "{err:?}");
+    assert!(
+        matches!(err.kind(), ToolCallErrorKind::ToolFailed { .. }),
+        "{err:?}"
+    );
     assert!(!server.is_connected(), "the lost session is dropped");
     let second = pid_of(&ok().await.unwrap());
     assert!(server.is_connected());
@@ -173,8 +177,8 @@ async fn faults_are_typed_errors_and_the_connection_is_re_established() {
             .unwrap_err();
         assert!(
             matches!(
-                err,
-                ToolCallError::Timeout { .. } | ToolCallError::ToolFailed { .. }
+                err.kind(),
+                ToolCallErrorKind::Timeout { .. } | ToolCallErrorKind::ToolFailed { .. }
             ),
             "{tool}: {err:?}"
         );
@@ -241,7 +245,7 @@ async fn a_killed_http_server_is_a_lost_connection_within_seconds() {
     let (result, ()) = tokio::join!(call, kill);
     let elapsed = started.elapsed();
     let err = result.unwrap_err();
-    let ToolCallError::ToolFailed { error, .. } = &err else {
+    let ToolCallErrorKind::ToolFailed { error, .. } = err.kind() else {
         panic!("{err:?} after {elapsed:?}")
     };
     let mcp = error.source_error().downcast_ref::<McpError>().unwrap();

@@ -2,8 +2,8 @@
 //! server-everything (see `mcp_client/` for the peers), called through the app's callbacks.
 use std::sync::Arc;
 
-use agboss_core::Rendered;
 use agboss_core::callback::ToolInvocation;
+use agboss_core::contract::outcome::Rendered;
 use agboss_core::prelude::*;
 
 #[path = "mcp/env.rs"]

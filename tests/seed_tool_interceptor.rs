@@ -83,8 +83,8 @@ async fn a_missing_tenant_fails_closed() {
         .unwrap_err();
     assert!(
         matches!(
-            err,
-            agboss_core::ToolCallError::Dependency {
+            err.kind(),
+            agboss_core::error::ToolCallErrorKind::Dependency {
                 component: "tenant-order-tool-interceptor",
                 ..
             }

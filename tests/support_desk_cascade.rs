@@ -1,7 +1,9 @@
 //! The support-desk application: its resolved cascade (snapshot) and its guards at work.
 use std::sync::Arc;
 
-use agboss_core::{App, BlockKind, CallDecision, CallOutcome, FailureKind, Rendered};
+use agboss_core::{App, CallDecision, CallOutcome, ToolCallDecision};
+
+use agboss_core::contract::outcome::{FailureKind, Rendered};
 use agboss_e2e::support_desk::{
     AuditLog, BillingAgent, OrderStore, SupportClock, SupportDeskApplication, SupportWorkflow,
 };
@@ -32,7 +34,7 @@ async fn tool_level_guard_replies_to_the_model_and_the_agent_guard_blocks_what_n
     assert!(
         matches!(
             &outcome,
-            CallOutcome::Replied { message, interceptor: "order-ownership-tool-interceptor" }
+            CallOutcome::ReplyToModel { message, interceptor: "order-ownership-tool-interceptor" }
                 if message == "Order OTHER-9 does not belong to tenant acme. Ask the customer to confirm the order ID."
         ),
         "{outcome:?}"
@@ -63,7 +65,7 @@ async fn tool_level_guard_replies_to_the_model_and_the_agent_guard_blocks_what_n
         .unwrap_err();
     let blocked = err.as_blocked().unwrap();
     assert_eq!(blocked.interceptor, "refund-limit-tool-interceptor");
-    assert!(matches!(blocked.kind, BlockKind::Block { .. }));
+    assert!(matches!(blocked.kind, ToolCallDecision::Block { .. }));
     assert_eq!(
         blocked.text(),
         "a refund of 500.00 on ACME-42 is more than the 125.00 left of the 125.00 paid"

@@ -1,6 +1,7 @@
 //! The test helpers of `agboss-testing`: service overrides, failures reported as the pipeline
 //! reports them, and `test_tool` running one tool through its pipeline.
-use agboss_core::{BlockKind, ToolCallDecision, ToolCallError};
+use agboss_core::ToolCallDecision;
+use agboss_core::error::ToolCallErrorKind;
 use agboss_e2e::support_desk::{
     FaqQueryDto, SearchFaqTool, SupportClock, SupportHoursToolInterceptor,
 };
@@ -41,8 +42,8 @@ async fn after_hook_output_is_revalidated_by_the_harness() {
         .unwrap_err();
     assert!(
         matches!(
-            &err,
-            ToolCallError::InterceptorFailed {
+            err.kind(),
+            ToolCallErrorKind::InterceptorFailed {
                 interceptor: "tenant-order-tool-interceptor",
                 ..
             }
@@ -72,7 +73,7 @@ async fn test_tool_runs_the_whole_pipeline() {
         .unwrap_err();
     assert!(matches!(
         err.as_blocked().map(|b| &b.kind),
-        Some(BlockKind::ReplyToModel { .. })
+        Some(ToolCallDecision::ReplyToModel { .. })
     ));
 
     let out = tool
@@ -83,7 +84,7 @@ async fn test_tool_runs_the_whole_pipeline() {
     assert_eq!(out["amountCents"], 12_500);
 
     let err = tool.invoke_json(json!({})).await.unwrap_err();
-    assert!(matches!(err, ToolCallError::InvalidInput { .. }));
+    assert!(matches!(err.kind(), ToolCallErrorKind::InvalidInput { .. }));
 }
 
 #[tokio::test]

@@ -29,6 +29,7 @@ pub use crate::contract::guardrail::{
     Boundary, ErasedGuardrail, GuardrailMeta, InputGuardrailComponent, OutputGuardrailComponent,
     ScopeGuardrails, build_input_guardrail, build_output_guardrail,
 };
+pub use crate::contract::handler_error::ToolError;
 pub use crate::contract::interceptor::{InterceptorMeta, ToolInterceptor};
 pub use crate::contract::pii_policy::{PiiPolicy, PiiPolicyMeta, custom_detector};
 pub use crate::contract::registry::{Registered, Registration};
@@ -38,7 +39,6 @@ pub use crate::di::{
     DepKind, DepMeta, DiError, Inject, Injectable, InjectableMeta, Resolver, Services, any_context,
 };
 pub use crate::dto::Dto;
-pub use crate::error::ToolError;
 pub use crate::pii::MaskStrategy;
 pub use crate::pipeline::ErasedInterceptor;
 pub use crate::pipeline::erased_tool;

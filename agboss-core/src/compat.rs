@@ -132,3 +132,20 @@ pub mod moved {
         RunStream = engine::RunStream, "moved to agboss_core::engine::RunStream";
     }
 }
+
+/// Before 0.2: items of the crate root that moved to their module (the root keeps the names an
+/// application writes; see CHANGELOG.md).
+pub mod root {
+    use crate::{contract, di, pipeline};
+
+    moved! {
+        CallFailure = contract::outcome::CallFailure, "use agboss_core::contract::outcome::CallFailure";
+        FailureKind = contract::outcome::FailureKind, "use agboss_core::contract::outcome::FailureKind";
+        Rendered = contract::outcome::Rendered, "use agboss_core::contract::outcome::Rendered";
+        BuildError = di::BuildError, "use agboss_core::error::BuildError";
+        ToolBlockedError = contract::outcome::ToolBlockedError, "use agboss_core::error::ToolBlockedError";
+        GuardrailBlockKind = pipeline::guard::GuardrailBlockKind, "use agboss_core::error::GuardrailBlockKind";
+        GuardrailBlockedError = pipeline::guard::GuardrailBlockedError, "use agboss_core::error::GuardrailBlockedError";
+        BlockKind = contract::interceptor::ToolCallDecision, "use agboss_core::ToolCallDecision: a block's kind is the decision that stopped the call (`Block { reason }` or `ReplyToModel { message }`)";
+    }
+}

@@ -205,12 +205,18 @@ pub use contract::interceptor::{
     AfterToolCall, BeforeToolCall, ToolCallContext, ToolCallDecision, ToolCallResultContext,
     ToolOutput,
 };
-pub use contract::outcome::{CallDecision, CallFailure, CallOutcome, FailureKind, Rendered};
 pub use contract::tool::ToolHandler;
 pub use di::{ExecutionContext, TenantContext};
 pub use engine::{RunContext, RunError, RunEvent, RunOutput, Target};
-pub use error::ChannelError;
-pub use error::{
-    BlockKind, BuildError, GuardrailBlockKind, GuardrailBlockedError, GuardrailError,
-    InterceptorError, StepFailedError, ToolBlockedError, ToolCallError, ToolError,
+
+// How a call ended and the errors a caller names (8 items; the rest of the errors are in
+// `agboss_core::error`, the rest of the call's vocabulary in `agboss_core::contract::outcome`).
+#[doc(hidden)]
+#[allow(deprecated)]
+pub use compat::root::{
+    BlockKind, BuildError, CallFailure, FailureKind, GuardrailBlockKind, GuardrailBlockedError,
+    Rendered, ToolBlockedError,
 };
+pub use contract::handler_error::{ChannelError, GuardrailError, InterceptorError, ToolError};
+pub use contract::outcome::{CallDecision, CallOutcome, ToolCallError};
+pub use engine::StepFailedError;

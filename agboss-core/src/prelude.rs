@@ -40,7 +40,7 @@
 //!     let order = app.tool::<GetOrderTool>().invoke(OrderDto { order_id: "ACME-1".into() }).await.unwrap();
 //!     assert_eq!(order.order_id, "ACME-1");
 //!     let refused = app.tool::<GetOrderTool>().invoke(OrderDto { order_id: "X-1".into() }).await;
-//!     assert!(matches!(refused, Err(ToolCallError::Blocked(_))));
+//!     assert!(refused.unwrap_err().as_blocked().is_some());
 //! });
 //! ```
 
@@ -59,13 +59,14 @@ pub use crate::contract::interceptor::{
     AfterToolCall, BeforeToolCall, ToolCallContext, ToolCallDecision, ToolCallResultContext,
     ToolOutput,
 };
-pub use crate::contract::outcome::CallOutcome;
 pub use crate::contract::ticket::Ticket;
 pub use crate::contract::tool::ToolHandler;
 pub use crate::di::{ExecutionContext, TenantContext};
 pub use crate::dto::Dto;
 pub use crate::engine::{Decision, RunContext, RunError, RunEvent, RunOutput, Target};
-pub use crate::error::{
-    ChannelError, GuardrailError, InterceptorError, StepFailedError, ToolBlockedError,
-    ToolCallError, ToolError,
+// How a call ended and the errors a caller matches on.
+pub use crate::contract::handler_error::{
+    ChannelError, GuardrailError, InterceptorError, ToolError,
 };
+pub use crate::contract::outcome::{CallDecision, CallOutcome, ToolBlockedError, ToolCallError};
+pub use crate::engine::StepFailedError;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use agboss_core::dto::Dto;
 use agboss_core::engine;
 use agboss_core::engine::{Decision, RunContext, RunError, Target};
+use agboss_core::error::ToolCallErrorKind;
 use agboss_core::model::SharedChatModel;
 use agboss_core::prelude::*;
 use agboss_core::store;
@@ -238,10 +239,10 @@ async fn a_takeover_sweeps_an_expired_direct_call_and_agent_run() {
                 order_id: "D-1".into(),
             })
             .await;
-        let Err(ToolCallError::ApprovalRequired {
+        let Some(ToolCallErrorKind::ApprovalRequired {
             ticket_id: Some(direct_ticket),
             ..
-        }) = direct
+        }) = direct.as_ref().err().map(ToolCallError::kind)
         else {
             panic!("{backend}: {direct:?}")
         };
@@ -261,7 +262,7 @@ async fn a_takeover_sweeps_an_expired_direct_call_and_agent_run() {
         assert!(blocked.text().contains("expired"), "{backend}: {blocked}");
         let record = store.run("acme", direct_run).await.unwrap();
         assert_eq!(record.status, RunStatus::Failed, "{backend}");
-        let stored = store.ticket("acme", &direct_ticket).await.unwrap();
+        let stored = store.ticket("acme", direct_ticket).await.unwrap();
         assert_eq!(stored.state, TicketState::Expired, "{backend}");
         assert_eq!(log.runs.load(Ordering::SeqCst), 0, "{backend}: never run");
         assert!(

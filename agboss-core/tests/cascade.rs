@@ -1,11 +1,11 @@
 //! The cascade: application → workflow → agent → tool, resolved once at build.
 use std::sync::{Arc, Mutex};
 
-use agboss_core::BuildError;
 use agboss_core::cascade::BoundTool;
 use agboss_core::cascade::BuildWarning;
 use agboss_core::cascade::Chain;
 use agboss_core::dto::Dto;
+use agboss_core::error::BuildError;
 use agboss_core::prelude::*;
 use agboss_core::{contract::scope::ScopeKind, contract::scope::ScopeRef};
 

@@ -1,6 +1,6 @@
 //! Two components of one kind with the same name in one binary: the app refuses to build.
-use agboss_core::BuildError;
 use agboss_core::dto::Dto;
+use agboss_core::error::BuildError;
 use agboss_core::prelude::*;
 
 #[derive(Dto, Debug, Clone, PartialEq)]

@@ -3,6 +3,7 @@
 //!
 //! ```
 //! use agboss_core::prelude::*;
+//! use agboss_core::error::ToolCallErrorKind;
 //! use agboss_core::dto::Dto;
 //! use agboss_core::store::MemoryStore;
 //! use agboss_testing::approval::{ApprovalInbox, RecordingChannel, approve_all};
@@ -18,7 +19,7 @@
 //! # futures::executor::block_on(async {
 //! let app = App::builder().tool::<PayTool>().store(MemoryStore::new()).build().unwrap();
 //! let err = app.tool::<PayTool>().tenant("acme").invoke(PayDto { cents: 7 }).await.unwrap_err();
-//! assert!(matches!(err, ToolCallError::ApprovalRequired { .. }));
+//! assert!(matches!(err.kind(), ToolCallErrorKind::ApprovalRequired { .. }));
 //! let inbox = ApprovalInbox::of(&app);
 //! assert_eq!(inbox.tickets().len(), 1);
 //! let decided = approve_all(&app, "acme").await.unwrap();

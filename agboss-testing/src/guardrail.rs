@@ -28,12 +28,12 @@ use std::time::Duration;
 
 use agboss_core::__private::harness_build;
 use agboss_core::__private::{ErasedGuardrail, GuardrailMeta, Services};
+use agboss_core::error::{BuildError, GuardrailBlockKind};
 use agboss_core::pipeline::guard;
 use agboss_core::{
-    BuildError, GuardrailBlockKind, TenantContext, contract::guardrail::Boundary,
-    contract::guardrail::GuardrailContext, contract::guardrail::GuardrailVerdict,
-    contract::guardrail::InputGuardrailComponent, contract::guardrail::OutputGuardrailComponent,
-    contract::guardrail::TextScope,
+    TenantContext, contract::guardrail::Boundary, contract::guardrail::GuardrailContext,
+    contract::guardrail::GuardrailVerdict, contract::guardrail::InputGuardrailComponent,
+    contract::guardrail::OutputGuardrailComponent, contract::guardrail::TextScope,
 };
 
 use crate::TestOptions;

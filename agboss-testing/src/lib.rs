@@ -48,8 +48,9 @@ use agboss_core::__private::harness;
 use agboss_core::__private::harness_build;
 use agboss_core::__private::{ErasedInterceptor, Services, ToolInterceptor};
 use agboss_core::di::Injectable;
+use agboss_core::error::BuildError;
 use agboss_core::{
-    App, AppBuilder, BuildError, TenantContext, ToolCallDecision, ToolCallError, ToolOutput,
+    App, AppBuilder, TenantContext, ToolCallDecision, ToolCallError, ToolOutput,
     contract::tool::Tool,
 };
 use serde_json::Value;

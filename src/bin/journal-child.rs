@@ -146,7 +146,7 @@ fn child_app(
     counter: &str,
     model: &Arc<ScriptedModel>,
     store: SharedStore,
-) -> Result<App, agboss_core::BuildError> {
+) -> Result<App, agboss_core::error::BuildError> {
     builder
         .provide(KcCounter(counter.into()))
         .shared_model(Arc::clone(model) as SharedChatModel)

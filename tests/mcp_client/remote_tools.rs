@@ -1,6 +1,7 @@
 //! Declared remote tools: the whole pipeline on direct invokes, remote schemas without DTOs, time limits.
 
 use super::*;
+use agboss_core::error::ToolCallErrorKind;
 
 #[tokio::test]
 async fn a_declared_remote_tool_runs_its_whole_pipeline_on_direct_invokes() {
@@ -26,7 +27,7 @@ async fn a_declared_remote_tool_runs_its_whole_pipeline_on_direct_invokes() {
         .call_typed(SumDto { a: 5000.0, b: 1.0 })
         .await;
     assert!(
-        matches!(&replied, CallOutcome::Replied { message, interceptor: "mcp-acl-tool-interceptor" }
+        matches!(&replied, CallOutcome::ReplyToModel { message, interceptor: "mcp-acl-tool-interceptor" }
             if message.contains("at most 1000")),
         "{replied:?}"
     );
@@ -86,7 +87,7 @@ async fn without_dtos_the_remote_schemas_check_arguments_before_any_hook_and_res
     ] {
         let err = echo().invoke_json(bad).await.unwrap_err();
         assert!(
-            matches!(err, ToolCallError::InvalidInput { .. }),
+            matches!(err.kind(), ToolCallErrorKind::InvalidInput { .. }),
             "{bad}: {err:?}"
         );
     }
@@ -125,7 +126,10 @@ async fn without_dtos_the_remote_schemas_check_arguments_before_any_hook_and_res
         .invoke_json(r#"{"location": "Paris"}"#)
         .await
         .unwrap_err();
-    assert!(matches!(err, ToolCallError::InvalidInput { .. }), "{err:?}");
+    assert!(
+        matches!(err.kind(), ToolCallErrorKind::InvalidInput { .. }),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
@@ -143,8 +147,8 @@ async fn a_long_operation_past_the_time_limit_is_a_typed_error_and_the_next_call
         .unwrap_err();
     assert!(
         matches!(
-            err,
-            ToolCallError::Timeout { .. } | ToolCallError::ToolFailed { .. }
+            err.kind(),
+            ToolCallErrorKind::Timeout { .. } | ToolCallErrorKind::ToolFailed { .. }
         ),
         "{err:?}"
     );

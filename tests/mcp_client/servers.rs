@@ -1,7 +1,7 @@
 //! The server as a whole: its tools listed once, build errors naming server and tool, streamable HTTP.
 
 use super::*;
-use agboss_core::BuildError;
+use agboss_core::error::BuildError;
 
 // ---- tests -----------------------------------------------------------------------------------
 

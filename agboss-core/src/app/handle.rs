@@ -8,10 +8,11 @@ use super::App;
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::contract::tool::{Tool, ToolMeta};
 use crate::di::{CallId, TenantContext};
+use crate::engine::StepFailedError;
 use crate::engine::{Decision, RunError, direct};
-use crate::error::{StepFailedError, ToolCallError};
 use crate::pipeline::CallEnv;
 use crate::pipeline::{ToolSlot, call_json_typed, run_typed};
 
@@ -49,9 +50,8 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     }
 
     fn entry(&self) -> Result<(&BoundTool, &ToolSlot<T>), ToolCallError> {
-        let not_in_app = || ToolCallError::NotInApp {
-            tool_name: T::META.name.to_string(),
-        };
+        let not_in_app =
+            || ToolCallError::new(T::META.name.to_string(), ToolCallErrorKind::NotInApp);
         let bound = self.app.bound::<T>().ok_or_else(not_in_app)?;
         let slot = bound
             .slot
@@ -62,12 +62,12 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     }
 
     /// Invokes the tool with a typed input, through the whole pipeline. A `reply_to_model`
-    /// decision is a [`ToolBlockedError`](crate::ToolBlockedError) here, since no model reads
+    /// decision is a [`ToolBlockedError`](crate::contract::outcome::ToolBlockedError) here, since no model reads
     /// it. The typed output is not truncated (`max_result_size` bounds text results; see
     /// [`ToolHandle::invoke_json`]).
     ///
     /// A call of a tool with an approval channel that every `before_tool_call` allowed does not
-    /// run: it fails with [`ToolCallError::ApprovalRequired`], whose `ticket_id` (in an app with
+    /// run: it fails with [`ToolCallErrorKind::ApprovalRequired`](crate::error::ToolCallErrorKind::ApprovalRequired), whose `ticket_id` (in an app with
     /// a store) names the ticket made for it; [`ToolHandle::resume`] runs it once decided.
     pub async fn invoke(&self, input: T::Input) -> Result<T::Output, ToolCallError> {
         let call_id = self.call_id_or_new();
@@ -95,15 +95,16 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     }
 
     /// Decides the ticket of a direct call of this tool ([`ToolHandle::invoke`] returned it in
-    /// [`ToolCallError::ApprovalRequired`]) and, approved, runs the call once, through the same
+    /// [`ToolCallErrorKind::ApprovalRequired`](crate::error::ToolCallErrorKind::ApprovalRequired)) and, approved, runs the call once, through the same
     /// chain (every `before_tool_call` again), bound to the approved input (or the approver's
-    /// edit), returning its output. A rejection is a [`ToolBlockedError`](crate::ToolBlockedError)
+    /// edit), returning its output. A rejection is a [`ToolBlockedError`](crate::contract::outcome::ToolBlockedError)
     /// naming the channel; a ticket made under another policy is requested again
     /// (`ApprovalRequired` with a new ticket). Decided and run exactly once: a second resume is
     /// refused.
     ///
     /// ```
     /// # use agboss_core::prelude::*;
+    /// # use agboss_core::error::ToolCallErrorKind;
     /// # use agboss_core::dto::Dto;
     /// # use agboss_core::engine::Decision;
     /// # use agboss_core::store::{MemoryStore, Ticket};
@@ -123,7 +124,7 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     /// # futures::executor::block_on(async {
     /// let app = App::builder().tool::<PayTool>().store(MemoryStore::new()).build().unwrap();
     /// let err = app.tool::<PayTool>().invoke(PayDto { cents: 500 }).await.unwrap_err();
-    /// let ToolCallError::ApprovalRequired { ticket_id: Some(ticket), .. } = err else { panic!() };
+    /// let ToolCallErrorKind::ApprovalRequired { ticket_id: Some(ticket), .. } = err.kind() else { panic!() };
     /// let paid = app.tool::<PayTool>().resume(Decision::approve(ticket).by(Approver::new("boss"))).await.unwrap();
     /// assert_eq!(paid.cents, 500);
     /// # });
@@ -143,15 +144,17 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
                     .await;
                 direct(outcome, T::META, &call_id)
             }
-            Err(e) => Err(ToolCallError::InvalidInput {
-                tool_name: T::META.name.to_string(),
-                source: crate::dto::ValidationError::single(
-                    T::META.name,
-                    "",
-                    "json",
-                    &e.to_string(),
-                ),
-            }),
+            Err(e) => Err(ToolCallError::new(
+                T::META.name.to_string(),
+                ToolCallErrorKind::InvalidInput {
+                    source: crate::dto::ValidationError::single(
+                        T::META.name,
+                        "",
+                        "json",
+                        &e.to_string(),
+                    ),
+                },
+            )),
         };
         let recorded = match &result {
             Ok(output) => Ok(serde_json::to_string(output).unwrap_or_default()),
@@ -179,10 +182,10 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
         if let Err(source) = crate::dto::Dto::validate(&input) {
             return CallOutcome::failed(
                 FailureKind::Rejected,
-                ToolCallError::InvalidInput {
-                    tool_name: T::META.name.to_string(),
-                    source,
-                },
+                ToolCallError::new(
+                    T::META.name.to_string(),
+                    ToolCallErrorKind::InvalidInput { source },
+                ),
             );
         }
         let mut env = env(self.app, self.tenant.as_ref(), call_id);
@@ -205,9 +208,13 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     /// Like [`ToolHandle::invoke_json`] with a JSON value.
     pub async fn invoke_value(&self, args: Value) -> Result<Value, ToolCallError> {
         let text = self.invoke_json(&args.to_string()).await?;
-        serde_json::from_str(&text).map_err(|e| ToolCallError::Serialize {
-            tool_name: T::META.name.to_string(),
-            message: e.to_string(),
+        serde_json::from_str(&text).map_err(|e| {
+            ToolCallError::new(
+                T::META.name.to_string(),
+                ToolCallErrorKind::Serialize {
+                    message: e.to_string(),
+                },
+            )
         })
     }
 

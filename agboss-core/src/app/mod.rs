@@ -339,7 +339,7 @@ impl App {
     /// channel's expiry outcome (an error observation for the model, and the agent goes on;
     /// a failed step in a workflow); a direct call's run
     /// ([`ToolHandle::invoke`](crate::ToolHandle::invoke)) ends failed with a
-    /// [`ToolBlockedError`](crate::error::ToolBlockedError), its result here. The call never
+    /// [`ToolBlockedError`](crate::contract::outcome::ToolBlockedError), its result here. The call never
     /// runs, and the run's thread is free again.
     ///
     /// A run whose journal or history cannot be read (a damaged row:
@@ -376,7 +376,7 @@ impl App {
     /// by the ticket's channel, the ticket pending and not expired; a ticket is decided once
     /// ([`StoreError::TicketState`] after that). An edit's input is decoded and validated
     /// against the tool's input DTO first: an invalid one is refused with
-    /// [`RunError::Step`] of a [`ToolCallError::InvalidInput`](crate::error::ToolCallError::InvalidInput)
+    /// [`RunError::Step`] of a [`ToolCallErrorKind::InvalidInput`](crate::contract::outcome::ToolCallError::InvalidInput)
     /// (its field errors: [`invalid_edit`]), nothing is recorded and the ticket stays pending.
     /// Resume the run afterwards with [`App::resume_ticket`] or [`App::resume_run`].
     /// Every decision path ([`App::tickets`], [`App::resume`], the console) passes here.

@@ -5,9 +5,10 @@ use serde_json::Value;
 use super::App;
 use crate::cascade::BoundTool;
 use crate::contract::channel::Approver;
+use crate::contract::outcome::ToolCallErrorKind;
 use crate::dto::ValidationError;
+use crate::engine::StepFailedError;
 use crate::engine::{Decision, RunError};
-use crate::error::{StepFailedError, ToolCallError};
 use crate::store::{StoreError, Ticket, TicketPage, TicketQuery, TicketStore as _};
 
 /// What an inbox shows in place of an input it cannot mask: the call's policy changed since the
@@ -174,8 +175,8 @@ impl<'a> Tickets<'a> {
 /// ```
 pub fn invalid_edit(error: &RunError) -> Option<&ValidationError> {
     match error {
-        RunError::Step(StepFailedError::ToolCall { source, .. }) => match &**source {
-            ToolCallError::InvalidInput { source, .. } => Some(source),
+        RunError::Step(StepFailedError::ToolCall { source, .. }) => match source.kind() {
+            ToolCallErrorKind::InvalidInput { source, .. } => Some(source),
             _ => None,
         },
         _ => None,

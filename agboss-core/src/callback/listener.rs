@@ -71,7 +71,7 @@
 //!   `before_call` returns `Context::default()`).
 //! * **Error policy is yours, for the tool's own failures**: `on_error` returning
 //!   `Some(message)` reports the failure to the model as the call's result (report and
-//!   continue: [`CallFailure::report`](crate::CallFailure::report)); `None` propagates the error
+//!   continue: [`CallFailure::report`](crate::contract::outcome::CallFailure::report)); `None` propagates the error
 //!   (fail fast). A guard failure (a block, an interceptor that errored, panicked or timed out,
 //!   a missing dependency) is told to `on_error` for the record, but what it returns is ignored:
 //!   the call fails closed and the step fails, whatever a listener says.
@@ -91,11 +91,11 @@
 //! | the call… | listener sees | the caller gets |
 //! |---|---|---|
 //! | ran (possibly truncated, masked) | `after_call` with [`CallOutcome::Ran`] | the output |
-//! | got a `reply_to_model` from an interceptor | `after_call` with [`CallOutcome::Replied`] (`is_error()` is true, the interceptor is named): what the model reads, but never mistaken for a tool output | the reply |
+//! | got a `reply_to_model` from an interceptor | `after_call` with [`CallOutcome::ReplyToModel`] (`is_error()` is true, the interceptor is named): what the model reads, but never mistaken for a tool output | the reply |
 //! | was reported by an inner listener | `after_call` with the failure and its report | the report |
-//! | was **blocked** | `on_error` with [`ToolCallError::Blocked`], for the record; **what it returns is ignored**: a hard block stays hard | the block |
+//! | was **blocked** | `on_error` with [`ToolCallErrorKind::Blocked`](crate::error::ToolCallErrorKind::Blocked), for the record; **what it returns is ignored**: a hard block stays hard | the block |
 //! | had a **guard failure** (interceptor error, panic, timeout; missing dependency) | `on_error` with that error, for the record; **what it returns is ignored**: fail closed | the guard failure |
-//! | had an invalid input | `on_error` with [`ToolCallError::InvalidInput`] (the field errors); a report lets the model fix its arguments | the report, or the error |
+//! | had an invalid input | `on_error` with [`ToolCallErrorKind::InvalidInput`](crate::error::ToolCallErrorKind::InvalidInput) (the field errors); a report lets the model fix its arguments | the report, or the error |
 //! | the tool failed (error, panic, timeout, invalid output) | `on_error` with that error | the report, or the error |
 //! | was cancelled (its future dropped) | `on_cancelled(context, call, tool_ran)`: whether the tool's `run` had returned `Ok` (side effects may have happened, no result recorded) | — |
 //!
@@ -120,10 +120,10 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::{SharedToolCallback, ToolCallback, ToolInvocation, ToolMetadata};
+use crate::contract::outcome::ToolCallError;
 use crate::contract::outcome::{CallOutcome, Rendered};
 use crate::contract::tool::CallProgress;
 use crate::di::TenantContext;
-use crate::error::ToolCallError;
 use crate::model::ToolDefinition;
 
 /// What a listener is told about one invocation.

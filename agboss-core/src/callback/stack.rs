@@ -22,8 +22,8 @@ use super::{
 };
 use crate::cascade::ResolvedAgent;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::contract::scope::ScopeRef;
-use crate::error::ToolCallError;
 use crate::model::ToolDefinition;
 
 /// A transformation of the tool callbacks of a scope, applied before a run uses them (see
@@ -118,10 +118,12 @@ impl ToolCallback for TimeoutLayer {
                 Some(outcome) => outcome,
                 None => CallOutcome::failed(
                     FailureKind::Tool,
-                    ToolCallError::Timeout {
-                        tool_name: self.inner.definition().name.clone(),
-                        timeout_ms: u64::try_from(self.limit.as_millis()).unwrap_or(u64::MAX),
-                    },
+                    ToolCallError::new(
+                        self.inner.definition().name.clone(),
+                        ToolCallErrorKind::Timeout {
+                            timeout_ms: u64::try_from(self.limit.as_millis()).unwrap_or(u64::MAX),
+                        },
+                    ),
                 ),
             }
         })

@@ -11,8 +11,8 @@ use super::{Pool, ScopeSpec};
 use crate::contract::guardrail::{Boundary, ErasedGuardrail, GuardrailMeta, ScopeGuardrails};
 use crate::contract::pii_policy::PiiChain;
 use crate::contract::scope::ScopeRef;
+use crate::di::BuildError;
 use crate::di::{DepKind, Services};
-use crate::error::BuildError;
 
 /// What one scope attaches and excludes, per boundary (the builder's lists for the
 /// application, a macro's [`ScopeGuardrails`] for the others).

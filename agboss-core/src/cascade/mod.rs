@@ -37,8 +37,8 @@ use crate::contract::interceptor::InterceptorMeta;
 use crate::contract::pii_policy::{PiiChain, PiiPolicyMeta};
 use crate::contract::scope::{ScopeKind, ScopeRef};
 use crate::contract::tool::ToolMeta;
+use crate::di::BuildError;
 use crate::di::Services;
-use crate::error::BuildError;
 use crate::pii::PiiMasker;
 use crate::pipeline::Link;
 use crate::pipeline::{ErasedInterceptor, interceptor_of};
@@ -345,8 +345,8 @@ pub(crate) mod harness_build {
     use super::Pool;
     use crate::contract::guardrail::ErasedGuardrail;
     use crate::contract::interceptor::InterceptorMeta;
+    use crate::di::BuildError;
     use crate::di::Services;
-    use crate::error::BuildError;
     use crate::pipeline::ErasedInterceptor;
 
     /// Builds one interceptor (and the services it needs) as an app would.

@@ -15,8 +15,8 @@ use crate::contract::workflow::WorkflowMeta;
 use crate::pipeline::Chain;
 use crate::pipeline::{ErasedToolSlot, slot_of};
 
+use crate::di::BuildError;
 use crate::di::Services;
-use crate::error::BuildError;
 
 pub(super) fn tool_scope(meta: &'static ToolMeta) -> ScopeSpec {
     ScopeSpec {

@@ -20,8 +20,8 @@ use crate::contract::registry::Registration;
 use crate::contract::scope::{ScopeKind, ScopeRef};
 use crate::contract::tool::ToolMeta;
 use crate::contract::workflow::{ApplicationMeta, WorkflowMeta};
+use crate::di::BuildError;
 use crate::di::Services;
-use crate::error::BuildError;
 use crate::pipeline::Chain;
 
 /// What an app is built from: the builder's settings.

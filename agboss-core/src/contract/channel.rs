@@ -15,8 +15,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::ticket::Ticket;
+use crate::contract::handler_error::ChannelError;
 use crate::di::{DepMeta, DiError, Resolver, Services};
-use crate::error::ChannelError;
 
 /// Who decides a ticket.
 ///

@@ -47,10 +47,26 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
+use crate::contract::handler_error::GuardrailError;
 use crate::di::{DepMeta, DiError, Resolver, Services, TenantContext};
-use crate::error::GuardrailError;
 
-pub use crate::error::Boundary;
+/// Which side of an agent's or router's text boundary a guardrail guards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Boundary {
+    /// The user's input, before the model reads it.
+    Input,
+    /// The answer, before the caller reads it.
+    Output,
+}
+
+impl fmt::Display for Boundary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Input => "input",
+            Self::Output => "output",
+        })
+    }
+}
 
 /// What a guardrail decides about a text.
 ///
@@ -72,7 +88,7 @@ pub enum GuardrailVerdict {
         /// The replacement.
         text: String,
     },
-    /// The step fails with a [`GuardrailBlockedError`](crate::GuardrailBlockedError) (a
+    /// The step fails with a [`GuardrailBlockedError`](crate::pipeline::guard::GuardrailBlockedError) (a
     /// [`StepFailedError`](crate::StepFailedError), catchable by a flow's `on_error`).
     Block {
         /// Why (for logs and the error).

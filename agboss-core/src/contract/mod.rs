@@ -12,6 +12,7 @@ pub mod agent;
 mod built;
 pub mod channel;
 pub mod guardrail;
+pub mod handler_error;
 pub mod interceptor;
 mod interceptor_meta;
 pub mod outcome;

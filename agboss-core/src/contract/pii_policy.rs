@@ -48,7 +48,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::error::BuildError;
+use crate::di::BuildError;
 use crate::pii::{Detector, MaskReport, MaskStrategy, PiiMasker, builtin_detectors};
 
 /// Registration data of a `#[pii_policy]`.

@@ -9,8 +9,8 @@ use super::interceptor::InterceptorMeta;
 use super::pii_policy::PiiPolicyMeta;
 use super::tool::ToolMeta;
 use super::workflow::{ApplicationMeta, WorkflowMeta};
+use crate::di::BuildError;
 use crate::di::InjectableMeta;
-use crate::error::BuildError;
 
 /// One registered component.
 #[derive(Debug, Clone, Copy)]

@@ -11,9 +11,9 @@ use super::built::Built;
 use super::channel::ChannelMeta;
 use super::interceptor_meta::InterceptorMeta;
 use super::pii_policy::PiiPolicyMeta;
+use crate::contract::handler_error::ToolError;
 use crate::di::{DepMeta, DiError, Resolver, Services};
 use crate::dto::{Dto, ValidationError};
-use crate::error::ToolError;
 
 /// The body of a tool: `run(input) -> output`. Write it with `async fn`.
 ///

@@ -14,7 +14,8 @@ use super::state::RunState;
 use super::ticket::{ApprovalRequest, Claim, OnRejection, Policy, Refusal, tell_channel};
 use crate::callback::SharedToolCallback;
 use crate::contract::channel::ApprovalGrant;
-use crate::error::{StepFailedError, ToolCallError};
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
+use crate::engine::run_error::StepFailedError;
 use crate::model::ToolCallRequest;
 use crate::pipeline::observe::Observation;
 use crate::store::Ticket;
@@ -44,7 +45,7 @@ impl<'a> Attempt<'a> {
 pub(super) enum Called {
     /// The observation and its decision's label.
     Observed(Observation, &'static str),
-    /// The call waits for a human decision (`ToolCallError::ApprovalRequired`).
+    /// The call waits for a human decision (`ToolCallErrorKind::ApprovalRequired`).
     NeedsApproval(ToolCallError),
 }
 
@@ -68,7 +69,7 @@ pub(super) async fn open_ticket(
     call: &ToolCallRequest,
     error: ToolCallError,
 ) -> Result<Ticket, RunError> {
-    let ToolCallError::ApprovalRequired { input, .. } = &error else {
+    let ToolCallErrorKind::ApprovalRequired { input, .. } = error.kind() else {
         return Err(approval_without_store(&call.name, error));
     };
     let callback = callbacks.iter().find(|c| c.definition().name == call.name);

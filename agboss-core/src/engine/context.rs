@@ -244,7 +244,7 @@ impl RunContext {
         self
     }
     /// Bounds the tool's own work (`run`) of every tool call of the run, on top of each tool's
-    /// own `timeout_ms`. A `run` that goes past it fails with `ToolCallError::Timeout`, a tool
+    /// own `timeout_ms`. A `run` that goes past it fails with `ToolCallErrorKind::Timeout`, a tool
     /// error. Interceptors are not bounded by it: they have their own limit
     /// (`#[tool_interceptor(timeout_ms = ..)]`, [`AppBuilder::interceptor_timeout`](crate::AppBuilder::interceptor_timeout)),
     /// and one that runs past it fails the step.

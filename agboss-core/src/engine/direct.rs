@@ -1,6 +1,6 @@
 //! Gated tools called directly (`app.tool::<T>().invoke(..)`): the call that needs approval
 //! gets a ticket of its own one-call run (`direct_…`), returned in
-//! `ToolCallError::ApprovalRequired { ticket_id }`; deciding it later runs the call once, through
+//! `ToolCallErrorKind::ApprovalRequired { ticket_id }`; deciding it later runs the call once, through
 //! the same chain, and returns its output ([`ToolHandle::resume`](crate::ToolHandle::resume)).
 
 use super::Runtime;
@@ -10,7 +10,8 @@ use super::ticket::{
 };
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
-use crate::error::{StepFailedError, ToolCallError};
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
+use crate::engine::run_error::StepFailedError;
 use crate::store::types::random_id;
 use crate::store::{
     Lease, NewRun, RunEnd, RunStore as _, StepEntry, StoreError, Ticket, TicketState,
@@ -30,15 +31,15 @@ pub(crate) async fn ticket_direct_call(
     call_id: &str,
     error: ToolCallError,
 ) -> ToolCallError {
-    let ToolCallError::ApprovalRequired {
-        tool_name,
+    let (tool_name, kind) = error.into_parts();
+    let ToolCallErrorKind::ApprovalRequired {
         channel,
         input,
         fingerprint,
         ..
-    } = error
+    } = kind
     else {
-        return error;
+        return ToolCallError::new(tool_name, kind);
     };
     let made = make_ticket(rt, bound, tenant, call_id, &input).await;
     let ticket_id = match made {
@@ -51,13 +52,15 @@ pub(crate) async fn ticket_direct_call(
             None
         }
     };
-    ToolCallError::ApprovalRequired {
+    ToolCallError::new(
         tool_name,
-        channel,
-        input,
-        fingerprint,
-        ticket_id,
-    }
+        ToolCallErrorKind::ApprovalRequired {
+            channel,
+            input,
+            fingerprint,
+            ticket_id,
+        },
+    )
 }
 
 async fn make_ticket(
@@ -162,13 +165,15 @@ pub(crate) async fn claim_direct(
             store.release(&lease).await?;
             let again = make_ticket(rt, bound, tenant, &ticket.call_id, &ticket.input).await?;
             let _ = tell_channel(rt, &again).await;
-            return Err(step(ToolCallError::ApprovalRequired {
-                tool_name: ticket.tool.clone(),
-                channel: channel.map_or("", |c| c.name),
-                input: again.input,
-                fingerprint: again.fingerprint,
-                ticket_id: Some(again.id),
-            }));
+            return Err(step(ToolCallError::new(
+                ticket.tool.clone(),
+                ToolCallErrorKind::ApprovalRequired {
+                    channel: channel.map_or("", |c| c.name),
+                    input: again.input,
+                    fingerprint: again.fingerprint,
+                    ticket_id: Some(again.id),
+                },
+            )));
         }
         Claim::Refused(refusal) => {
             // Decided just now: a rejection (the ticket is claimed) fails the call.

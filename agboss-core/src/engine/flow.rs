@@ -9,7 +9,7 @@ use super::state::RunState;
 use super::tool_step::run_tool_step;
 use super::workflow::{Flow, FlowContext, Recovery, StepSpec};
 use crate::cascade::ResolvedWorkflow;
-use crate::error::StepFailedError;
+use crate::engine::run_error::StepFailedError;
 
 /// Makes a run error of a step catchable by `on_error`, or says it is not (cancellation, unknown
 /// steps).

@@ -23,7 +23,8 @@ use super::run_error::RunError;
 use super::state::RunState;
 use crate::cascade::GuardrailEntry;
 use crate::contract::guardrail::{Boundary, GuardrailContext, GuardrailVerdict, TextScope};
-use crate::error::{GuardrailBlockKind, GuardrailBlockedError, StepFailedError};
+use crate::engine::run_error::StepFailedError;
+use crate::pipeline::guard::{GuardrailBlockKind, GuardrailBlockedError};
 
 /// What the checks of a boundary let through.
 #[derive(Debug)]

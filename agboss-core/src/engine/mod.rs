@@ -17,7 +17,7 @@
 //!    re-validation → masking and truncation → observation.
 //! 3. `reply_to_model(message)`: the tool does not run; `message` is the call's observation.
 //! 4. `block(reason)`: the tool does not run and the step fails at once with
-//!    [`ToolBlockedError`](crate::ToolBlockedError) (as a [`StepFailedError`](crate::StepFailedError));
+//!    [`ToolBlockedError`](crate::contract::outcome::ToolBlockedError) (as a [`StepFailedError`](crate::StepFailedError));
 //!    sibling calls of the same turn still in flight are dropped (cancelled). An interceptor that
 //!    errors, panics or runs past its time limit fails the step the same way (fail closed; never
 //!    a soft observation, whatever a listener returns).
@@ -111,6 +111,7 @@ pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunOutput};
 pub use router::parse_route;
 pub use run::RunStream;
 pub use run_error::RunError;
+pub use run_error::StepFailedError;
 pub(crate) use state::RunState;
 pub use ticket::Decision;
 

@@ -136,7 +136,7 @@ impl fmt::Display for RunEvent {
             } => {
                 let mark = match decision {
                     CallDecision::Allowed => '✔',
-                    CallDecision::RepliedToModel { .. } => '↩',
+                    CallDecision::ReplyToModel { .. } => '↩',
                     CallDecision::AwaitingApproval { .. } => '⏸',
                     _ => '✖',
                 };

@@ -1,6 +1,8 @@
-//! [`RunError`]: why a run failed, and which failures leave it resumable.
-use crate::error::StepFailedError;
+//! [`RunError`]: why a run failed, and which failures leave it resumable; [`StepFailedError`]:
+//! why one step failed (a blocked tool, a guardrail's block, a failed call).
+use crate::contract::outcome::{ToolBlockedError, ToolCallError};
 use crate::model::ModelError;
+use crate::pipeline::guard::GuardrailBlockedError;
 use crate::store::{StoreError, Ticket};
 
 /// Why a run failed.
@@ -119,7 +121,7 @@ pub enum RunError {
 
 impl RunError {
     /// The block, when the run failed because an interceptor blocked a tool.
-    pub fn as_blocked(&self) -> Option<&crate::ToolBlockedError> {
+    pub fn as_blocked(&self) -> Option<&ToolBlockedError> {
         match self {
             Self::Step(s) => s.as_blocked(),
             _ => None,
@@ -141,6 +143,69 @@ impl RunError {
         match self {
             Self::Step(s) => Some(s),
             _ => None,
+        }
+    }
+}
+
+/// A step of an agent run or a workflow failed. A blocked tool is one kind of failed step:
+/// handlers of `StepFailedError` catch `ToolBlockedError` too, and can tell it apart with
+/// [`StepFailedError::as_blocked`] or a `match`. A block is always `ToolBlocked`, never a
+/// `ToolCall` (which only [`StepFailedError::from_tool_call`] makes).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StepFailedError {
+    /// An interceptor blocked a tool call.
+    #[error(transparent)]
+    ToolBlocked(#[from] ToolBlockedError),
+    /// A guardrail blocked the input or the output of an agent or router (or failed closed).
+    #[error(transparent)]
+    GuardrailBlocked(#[from] GuardrailBlockedError),
+    /// A tool call failed in another way that fails the step (never a block: that is
+    /// `ToolBlocked`). Made by [`StepFailedError::from_tool_call`].
+    #[error("step `{step}` failed: {source}")]
+    #[non_exhaustive]
+    ToolCall {
+        /// The step (agent, tool or workflow name).
+        step: String,
+        /// The tool call's error.
+        #[source]
+        source: Box<ToolCallError>,
+    },
+    /// Any other failure of a step (model errors, turn limits...).
+    #[error("step `{step}` failed: {message}")]
+    Other {
+        /// The step (agent, tool or workflow name).
+        step: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl StepFailedError {
+    /// The block, when the step failed because a tool was blocked.
+    pub fn as_blocked(&self) -> Option<&ToolBlockedError> {
+        match self {
+            Self::ToolBlocked(b) => Some(b),
+            Self::ToolCall { .. } | Self::GuardrailBlocked(_) | Self::Other { .. } => None,
+        }
+    }
+
+    /// The guardrail's block, when a guardrail stopped the step.
+    pub fn as_guardrail_blocked(&self) -> Option<&GuardrailBlockedError> {
+        match self {
+            Self::GuardrailBlocked(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Wraps a tool-call error as a step failure (a block stays a `ToolBlocked`).
+    pub fn from_tool_call(step: impl Into<String>, err: ToolCallError) -> Self {
+        match err.into_blocked() {
+            Ok(blocked) => Self::ToolBlocked(blocked),
+            Err(other) => Self::ToolCall {
+                step: step.into(),
+                source: Box::new(other),
+            },
         }
     }
 }

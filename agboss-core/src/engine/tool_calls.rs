@@ -13,8 +13,9 @@ use super::state::RunState;
 use super::ticket::OnRejection;
 use crate::callback::{SharedToolCallback, ToolInvocation};
 use crate::contract::agent::ToolErrorPolicy;
-use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
-use crate::error::{StepFailedError, ToolCallError};
+use crate::contract::outcome::ToolCallError;
+use crate::contract::outcome::{CallOutcome, FailureKind, Rendered, ToolCallErrorKind};
+use crate::engine::run_error::StepFailedError;
 use crate::model::ToolCallRequest;
 use crate::pipeline::observe::{Observation, Reader, observe};
 
@@ -230,7 +231,7 @@ pub(super) async fn call_tool(
         };
         let mut outcome = CallOutcome::failed(
             FailureKind::Rejected,
-            ToolCallError::NotInApp { tool_name: name },
+            ToolCallError::new(name, ToolCallErrorKind::NotInApp),
         );
         if let CallOutcome::Failed(failure) = &mut outcome {
             failure.set_report(reason);

@@ -11,9 +11,10 @@ use super::ticket::OnRejection;
 use crate::callback::{BoundToolCallback, SharedToolCallback, ToolInvocation};
 use crate::cascade::ResolvedWorkflow;
 use crate::contract::channel::ApprovalGrant;
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::contract::scope::{ScopeKind, ScopeRef};
 use crate::di::CallId;
-use crate::error::{StepFailedError, ToolCallError};
+use crate::engine::run_error::StepFailedError;
 use crate::model::ToolCallRequest;
 use crate::pipeline::observe::{Observation, Reader, observe};
 
@@ -249,7 +250,10 @@ async fn step_call(
             });
             Ok(StepCall::Done(obs, label))
         }
-        Err(error @ ToolCallError::ApprovalRequired { .. }) if run.journal().is_some() => {
+        Err(error)
+            if run.journal().is_some()
+                && matches!(error.kind(), ToolCallErrorKind::ApprovalRequired { .. }) =>
+        {
             Ok(StepCall::NeedsApproval(error))
         }
         Err(err) => Err(StepFailedError::from_tool_call(name, err).into()),

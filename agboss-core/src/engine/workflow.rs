@@ -1,6 +1,6 @@
 //! Workflow flows: a workflow's agents, routers and tools as steps run in order (the output of
 //! one is the input of the next), with `on_error` handlers that catch a [`StepFailedError`] (so a
-//! [`ToolBlockedError`](crate::ToolBlockedError) too) and recover or re-raise.
+//! [`ToolBlockedError`](crate::contract::outcome::ToolBlockedError) too) and recover or re-raise.
 //!
 //! Every step runs under the workflow's scope in the cascade: agents and routers on their
 //! application → workflow → agent paths, tool steps on application → workflow → tool.
@@ -38,7 +38,7 @@ use crate::cascade::ResolvedWorkflow;
 use crate::contract::agent::{Agent, Router};
 use crate::contract::tool::Tool;
 use crate::contract::workflow::Workflow;
-use crate::error::StepFailedError;
+use crate::engine::run_error::StepFailedError;
 
 /// Implemented by a `#[workflow]` struct to give its flow; run it with
 /// `app.execute(Target::workflow::<W>(), input, ctx)`.

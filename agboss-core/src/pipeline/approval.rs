@@ -5,13 +5,13 @@
 //! unauthorized or malformed calls never wake a human reviewer. [`approval_point`] is called
 //! exactly there, on both paths of `super::run::run_guarded` (with and without interceptors).
 //! A gated call goes through only with a human decision for it ([`ApprovalGrant`]); otherwise
-//! it stops with [`ToolCallError::ApprovalRequired`], carrying the canonical JSON of its
+//! it stops with [`ToolCallErrorKind::ApprovalRequired`](crate::error::ToolCallErrorKind::ApprovalRequired), carrying the canonical JSON of its
 //! validated input and that text's SHA-256, from which the engine makes a ticket.
 use std::any::Any;
 
 use crate::contract::channel::{ApprovalGrant, ChannelMeta};
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::contract::tool::{Tool, ToolMeta};
-use crate::error::ToolCallError;
 use crate::stamp::sha256_hex;
 
 /// Lets the call through, or stops it for a human decision.
@@ -48,13 +48,15 @@ fn gated<T: Tool>(
         Some(ApprovalGrant::Approved {
             fingerprint: approved,
         }) if *approved == fingerprint => Ok(()),
-        _ => Err(ToolCallError::ApprovalRequired {
-            tool_name: meta.name.to_string(),
-            channel: channel.name,
-            input: canonical,
-            fingerprint,
-            ticket_id: None,
-        }),
+        _ => Err(ToolCallError::new(
+            meta.name.to_string(),
+            ToolCallErrorKind::ApprovalRequired {
+                channel: channel.name,
+                input: canonical,
+                fingerprint,
+                ticket_id: None,
+            },
+        )),
     }
 }
 
@@ -63,9 +65,13 @@ fn gated<T: Tool>(
 pub(crate) fn fingerprint<I: serde::Serialize>(
     input: &I,
 ) -> Result<(String, String), ToolCallError> {
-    let canonical = serde_json::to_string(input).map_err(|e| ToolCallError::Serialize {
-        tool_name: "input".to_string(),
-        message: e.to_string(),
+    let canonical = serde_json::to_string(input).map_err(|e| {
+        ToolCallError::new(
+            "input".to_string(),
+            ToolCallErrorKind::Serialize {
+                message: e.to_string(),
+            },
+        )
     })?;
     let fingerprint = sha256_hex(canonical.as_bytes());
     Ok((canonical, fingerprint))

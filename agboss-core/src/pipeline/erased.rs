@@ -47,7 +47,11 @@ pub trait ErasedToolSlot: Send + Sync {
     /// Decodes and validates JSON text arguments against the input DTO without calling
     /// anything (an approver's edit is checked when it is decided). `Ok` where the slot has no
     /// DTO of its own (a remote tool: its server checks).
-    fn check_input(&self, meta: &ToolMeta, args: &str) -> Result<(), crate::error::ToolCallError> {
+    fn check_input(
+        &self,
+        meta: &ToolMeta,
+        args: &str,
+    ) -> Result<(), crate::contract::outcome::ToolCallError> {
         let _ = (meta, args);
         Ok(())
     }

@@ -9,9 +9,9 @@ use std::time::Duration;
 use futures::FutureExt as _;
 
 use super::hooks::{bounded, panic_message};
+use crate::contract::guardrail::Boundary;
 use crate::contract::guardrail::{ErasedGuardrail, GuardrailContext, GuardrailVerdict};
 use crate::di::{Resolver, Services};
-use crate::error::GuardrailBlockKind;
 
 /// Runs `guard` on `ctx` (its dependencies resolved from `services` and the context's tenant)
 /// within `limit`. `Err` is how it failed closed.
@@ -47,5 +47,81 @@ pub async fn check(
         None => Err(GuardrailBlockKind::TimedOut {
             after_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
         }),
+    }
+}
+
+/// How a guardrail stopped a step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GuardrailBlockKind {
+    /// The guardrail returned `GuardrailVerdict::block(reason)`.
+    Block {
+        /// Why.
+        reason: String,
+    },
+    /// The guardrail returned an error (or could not be built for the run): failed closed.
+    Failed {
+        /// The error's message.
+        message: String,
+    },
+    /// The guardrail panicked: failed closed.
+    Panicked,
+    /// The guardrail ran past its time limit: failed closed.
+    TimedOut {
+        /// The limit, in milliseconds.
+        after_ms: u64,
+    },
+}
+
+/// A text that a guardrail stopped at the boundary of an agent or router. A kind of
+/// [`StepFailedError`] (`StepFailedError::GuardrailBlocked`), so a flow's `on_error` catches it
+/// like a [`ToolBlockedError`].
+///
+/// ```
+/// use agboss_core::{Boundary, StepFailedError};
+/// use agboss_core::error::{GuardrailBlockKind, GuardrailBlockedError};
+/// let blocked = GuardrailBlockedError {
+///     step: "support-agent".into(),
+///     guardrail: "injection-input-guardrail",
+///     boundary: Boundary::Input,
+///     kind: GuardrailBlockKind::Block { reason: "prompt injection".into() },
+/// };
+/// assert!(!blocked.is_failure());
+/// let step: StepFailedError = blocked.into();
+/// assert_eq!(step.as_guardrail_blocked().unwrap().guardrail, "injection-input-guardrail");
+/// assert_eq!(
+///     step.to_string(),
+///     "input of `support-agent` was blocked by `injection-input-guardrail`: prompt injection"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{boundary} of `{step}` was blocked by `{guardrail}`: {}", self.text())]
+pub struct GuardrailBlockedError {
+    /// The agent or router.
+    pub step: String,
+    /// The guardrail's registered name.
+    pub guardrail: &'static str,
+    /// Input or output.
+    pub boundary: Boundary,
+    /// Block, or the failure that failed the step closed.
+    pub kind: GuardrailBlockKind,
+}
+
+impl GuardrailBlockedError {
+    /// The reason of a block, or what went wrong.
+    pub fn text(&self) -> String {
+        match &self.kind {
+            GuardrailBlockKind::Block { reason } => reason.clone(),
+            GuardrailBlockKind::Failed { message } => format!("the guardrail failed: {message}"),
+            GuardrailBlockKind::Panicked => "the guardrail panicked".to_string(),
+            GuardrailBlockKind::TimedOut { after_ms } => {
+                format!("the guardrail timed out after {after_ms} ms")
+            }
+        }
+    }
+    /// True when the guardrail did not decide (it failed, panicked or timed out) and the step
+    /// failed closed.
+    pub fn is_failure(&self) -> bool {
+        !matches!(self.kind, GuardrailBlockKind::Block { .. })
     }
 }

@@ -7,10 +7,10 @@ use super::Link;
 use super::hooks::{Stage, Stop, after_chain, before_chain, caught};
 use super::run::decode_input;
 use crate::contract::interceptor::{InputHolder, ToolCallContext, ToolCallDecision, ToolOutput};
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::contract::tool::Tool;
 use crate::di::{CallId, ExecutionContext, Resolver, Services, TenantContext};
 use crate::dto::Dto;
-use crate::error::ToolCallError;
 
 /// The hook time limit of a link outside an app: the interceptor's own, else the app default.
 fn link(interceptor: &Arc<dyn ErasedInterceptor>) -> Link {
@@ -58,7 +58,7 @@ pub async fn before<T: Tool>(
     let walk = before_chain(&links, &resolver, &call, &stage);
     match caught(T::META, &stage, (&links, &links), walk).await? {
         Ok(()) => Ok(ToolCallDecision::Allow),
-        Err(Stop::Replied(_, message)) => Ok(ToolCallDecision::ReplyToModel { message }),
+        Err(Stop::ReplyToModel(_, message)) => Ok(ToolCallDecision::ReplyToModel { message }),
         Err(Stop::Blocked(_, reason)) => Ok(ToolCallDecision::Block { reason }),
         Err(Stop::Failed(error)) => Err(*error),
     }
@@ -81,9 +81,11 @@ pub async fn after<T: Tool>(
     let out = caught(T::META, &stage, (&links, &links), walk)
         .await?
         .map_err(|e| *e)?;
-    let invalid = |source| ToolCallError::InvalidOutput {
-        tool_name: T::META.name.to_string(),
-        source,
+    let invalid = |source| {
+        ToolCallError::new(
+            T::META.name.to_string(),
+            ToolCallErrorKind::InvalidOutput { source },
+        )
     };
     let typed = out.into_typed::<T::Output>().map_err(invalid)?;
     typed.validate().map_err(invalid)?;

@@ -18,9 +18,9 @@ use super::{HookError, Link};
 use crate::contract::interceptor::{
     ToolCallContext, ToolCallDecision, ToolCallResultContext, ToolOutput,
 };
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::contract::tool::ToolMeta;
 use crate::di::Resolver;
-use crate::error::ToolCallError;
 
 /// The text of a panic payload.
 pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
@@ -186,15 +186,17 @@ pub(crate) fn caught<'s, F: Future>(
 fn panicked(tool: &ToolMeta, link: Option<&Link>, payload: &(dyn Any + Send)) -> ToolCallError {
     let message = panic_message(payload);
     match link {
-        Some(link) => ToolCallError::InterceptorPanicked {
-            tool_name: tool.name.to_string(),
-            interceptor: link.interceptor.meta().name,
-            message,
-        },
-        None => ToolCallError::ToolPanicked {
-            tool_name: tool.name.to_string(),
-            message,
-        },
+        Some(link) => ToolCallError::new(
+            tool.name.to_string(),
+            ToolCallErrorKind::InterceptorPanicked {
+                interceptor: link.interceptor.meta().name,
+                message,
+            },
+        ),
+        None => ToolCallError::new(
+            tool.name.to_string(),
+            ToolCallErrorKind::ToolPanicked { message },
+        ),
     }
 }
 
@@ -205,7 +207,7 @@ pub(crate) type HookFailure = Box<ToolCallError>;
 /// How a `before_tool_call` chain stopped short of the tool.
 pub(crate) enum Stop<'a> {
     /// A hook decided `reply_to_model`, with its message.
-    Replied(&'a Link, String),
+    ReplyToModel(&'a Link, String),
     /// A hook decided `block`, with its reason.
     Blocked(&'a Link, String),
     /// A hook failed closed.
@@ -236,7 +238,9 @@ pub(crate) async fn before_chain<'l>(
         }
         match decision {
             ToolCallDecision::Allow => {}
-            ToolCallDecision::ReplyToModel { message } => return Err(Stop::Replied(link, message)),
+            ToolCallDecision::ReplyToModel { message } => {
+                return Err(Stop::ReplyToModel(link, message));
+            }
             ToolCallDecision::Block { reason } => return Err(Stop::Blocked(link, reason)),
         }
     }
@@ -284,26 +288,29 @@ fn hook_failed(tool: &ToolMeta, link: &Link, error: HookError) -> HookFailure {
     let tool_name = tool.name.to_string();
     let interceptor = link.interceptor.meta().name;
     Box::new(match error {
-        HookError::Failed(error) => ToolCallError::InterceptorFailed {
+        HookError::Failed(error) => ToolCallError::new(
             tool_name,
-            interceptor,
-            error,
-        },
-        HookError::Dependency(source) => ToolCallError::Dependency {
+            ToolCallErrorKind::InterceptorFailed { interceptor, error },
+        ),
+        HookError::Dependency(source) => ToolCallError::new(
             tool_name,
-            component: interceptor,
-            source,
-        },
+            ToolCallErrorKind::Dependency {
+                component: interceptor,
+                source,
+            },
+        ),
     })
 }
 
 #[cold]
 fn timed_out(tool: &ToolMeta, link: &Link) -> HookFailure {
-    Box::new(ToolCallError::InterceptorTimeout {
-        tool_name: tool.name.to_string(),
-        interceptor: link.interceptor.meta().name,
-        timeout_ms: u64::try_from(link.timeout.as_millis()).unwrap_or(u64::MAX),
-    })
+    Box::new(ToolCallError::new(
+        tool.name.to_string(),
+        ToolCallErrorKind::InterceptorTimeout {
+            interceptor: link.interceptor.meta().name,
+            timeout_ms: u64::try_from(link.timeout.as_millis()).unwrap_or(u64::MAX),
+        },
+    ))
 }
 
 /// The `before_tool_call` event of one decision (see [`super::trace`]).

@@ -7,7 +7,7 @@
 //! It runs on a resolved [`Chain`] and ends with one
 //! [`CallOutcome`](crate::CallOutcome) that names the decision where it was taken. Fail closed:
 //! an interceptor that errors, panics or runs past its time limit, or a dependency that cannot be
-//! built, stops the call ([`FailureKind::Guard`](crate::FailureKind::Guard)); the tool does not
+//! built, stops the call ([`FailureKind::Guard`](crate::contract::outcome::FailureKind::Guard)); the tool does not
 //! run (or its output is discarded when an after-hook fails). What a reader makes of an outcome
 //! is [`observe`].
 //!

@@ -15,22 +15,22 @@ use std::borrow::Cow;
 
 use crate::contract::agent::ToolErrorPolicy;
 use crate::contract::outcome::{CallDecision, CallOutcome, FailureKind, Rendered, reply_as_block};
-use crate::error::ToolCallError;
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 
 /// A call's observation, as the model reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Observation {
+pub(crate) struct Observation {
     /// The text.
-    pub content: String,
+    pub(crate) content: String,
     /// Whether it reports an error or a refusal rather than a tool output.
-    pub is_error: bool,
+    pub(crate) is_error: bool,
     /// Whether `max_result_size` cut it.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
 /// Who reads a call's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reader {
+pub(crate) enum Reader {
     /// A model in an agent's tool loop, with the agent's policy for the tool's own errors.
     Model(ToolErrorPolicy),
     /// The next step of a workflow: only an output goes on; a reply fails the step (no model
@@ -40,18 +40,18 @@ pub enum Reader {
 
 /// What the policy made of one outcome.
 #[derive(Debug)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// What the guard decided.
-    pub decision: CallDecision,
+    pub(crate) decision: CallDecision,
     /// The full error of a tool's own failure (the model only reads a safe summary).
-    pub tool_error: Option<String>,
+    pub(crate) tool_error: Option<String>,
     /// The observation, or the error that fails the step.
-    pub verdict: Result<Observation, ToolCallError>,
+    pub(crate) verdict: Result<Observation, ToolCallError>,
 }
 
 /// Applies the policy. `mask` masks a text built here for the model (a rejection, a report, an
 /// error summary) with the PII policies of the tool's path.
-pub fn observe(
+pub(crate) fn observe(
     tool_name: &str,
     call_id: &str,
     outcome: CallOutcome<Rendered>,
@@ -67,7 +67,7 @@ pub fn observe(
     let (verdict, tool_error) = match (outcome, reader) {
         (CallOutcome::Ran(r), _) => (Ok(observation(r.text, false, r.truncated)), None),
         (
-            CallOutcome::Replied {
+            CallOutcome::ReplyToModel {
                 interceptor,
                 message,
             },
@@ -76,7 +76,7 @@ pub fn observe(
             Err(reply_as_block(tool_name, call_id, interceptor, message)),
             None,
         ),
-        (CallOutcome::Replied { message, .. }, Reader::Model(_)) => {
+        (CallOutcome::ReplyToModel { message, .. }, Reader::Model(_)) => {
             (Ok(observation(message, true, false)), None)
         }
         (CallOutcome::Failed(failure), Reader::Step) => (Err(failure.into_error()), None),
@@ -135,23 +135,23 @@ fn rejection_text(tool_name: &str, error: &ToolCallError) -> String {
 }
 
 fn rejection_text_uncapped(tool_name: &str, error: &ToolCallError) -> String {
-    match error {
-        ToolCallError::InvalidInput { source, .. } => format!(
+    match error.kind() {
+        ToolCallErrorKind::InvalidInput { source, .. } => format!(
             "Invalid arguments for tool `{tool_name}`: {source}\nFix these fields and call the tool again."
         ),
-        ToolCallError::NotInApp { .. } => format!("Unknown tool `{tool_name}`."),
-        other => other.to_string(),
+        ToolCallErrorKind::NotInApp => format!("Unknown tool `{tool_name}`."),
+        _ => error.to_string(),
     }
 }
 
 /// The class of a tool's own failure, as the model reads it (no details: those go to the logs).
 fn error_class(error: &ToolCallError) -> &'static str {
-    match error {
-        ToolCallError::ToolFailed { .. } => "tool error",
-        ToolCallError::ToolPanicked { .. } => "tool panic",
-        ToolCallError::Timeout { .. } => "timeout",
-        ToolCallError::InvalidOutput { .. } => "invalid tool output",
-        ToolCallError::Serialize { .. } => "output serialization error",
+    match error.kind() {
+        ToolCallErrorKind::ToolFailed { .. } => "tool error",
+        ToolCallErrorKind::ToolPanicked { .. } => "tool panic",
+        ToolCallErrorKind::Timeout { .. } => "timeout",
+        ToolCallErrorKind::InvalidOutput { .. } => "invalid tool output",
+        ToolCallErrorKind::Serialize { .. } => "output serialization error",
         _ => "error",
     }
 }

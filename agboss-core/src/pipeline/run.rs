@@ -9,12 +9,13 @@ use super::Chain;
 use super::approval::approval_point;
 use super::hooks::{Caught, Stage, Stop, after_chain, before_chain, bounded_by, caught};
 use super::trace::CallTrace;
+use crate::contract::interceptor::ToolCallDecision;
 use crate::contract::interceptor::{InputHolder, ToolCallContext, ToolOutput};
 use crate::contract::outcome::{CallOutcome, FailureKind};
+use crate::contract::outcome::{ToolBlockedError, ToolCallError, ToolCallErrorKind};
 use crate::contract::tool::{CallProgress, Tool, ToolMeta};
 use crate::di::{DiError, ExecutionContext, Resolver, Services};
 use crate::dto::Dto;
-use crate::error::{BlockKind, ToolBlockedError, ToolCallError};
 
 /// A tool instance holder: shared when the tool has no per-invocation deps, with the
 /// registration data its calls run under (`T::META` for a `#[tool]`; one tool type may serve
@@ -125,10 +126,10 @@ fn walk<'a, T: Tool>(
         {
             return CallOutcome::failed(
                 FailureKind::Rejected,
-                ToolCallError::InvalidInput {
-                    tool_name: meta.name.to_string(),
-                    source,
-                },
+                ToolCallError::new(
+                    meta.name.to_string(),
+                    ToolCallErrorKind::InvalidInput { source },
+                ),
             );
         }
 
@@ -176,10 +177,10 @@ fn walk<'a, T: Tool>(
             Ok(typed) => finish::<T>(meta, CallOutcome::Ran(typed)),
             Err(source) => CallOutcome::failed(
                 FailureKind::Tool,
-                ToolCallError::InvalidOutput {
-                    tool_name: meta.name.to_string(),
-                    source,
-                },
+                ToolCallError::new(
+                    meta.name.to_string(),
+                    ToolCallErrorKind::InvalidOutput { source },
+                ),
             ),
         }
     }
@@ -189,7 +190,7 @@ fn walk<'a, T: Tool>(
 #[cold]
 fn stopped<O>(meta: &ToolMeta, execution: &ExecutionContext, stop: Stop<'_>) -> CallOutcome<O> {
     match stop {
-        Stop::Replied(link, message) => CallOutcome::Replied {
+        Stop::ReplyToModel(link, message) => CallOutcome::ReplyToModel {
             message,
             interceptor: link.interceptor.meta().name,
         },
@@ -198,7 +199,7 @@ fn stopped<O>(meta: &ToolMeta, execution: &ExecutionContext, stop: Stop<'_>) -> 
                 tool_name: meta.name.to_string(),
                 call_id: execution.call_id().to_string(),
                 interceptor: link.interceptor.meta().name,
-                kind: BlockKind::Block { reason },
+                kind: ToolCallDecision::Block { reason },
             };
             CallOutcome::failed(FailureKind::Blocked, blocked.into())
         }
@@ -235,10 +236,10 @@ fn finish<T: Tool>(meta: &ToolMeta, ran: CallOutcome<T::Output>) -> CallOutcome<
         Ok(()) => CallOutcome::Ran(output),
         Err(source) => CallOutcome::failed(
             FailureKind::Tool,
-            ToolCallError::InvalidOutput {
-                tool_name: meta.name.to_string(),
-                source,
-            },
+            ToolCallError::new(
+                meta.name.to_string(),
+                ToolCallErrorKind::InvalidOutput { source },
+            ),
         ),
     }
 }
@@ -268,10 +269,10 @@ async fn run_tool<T: Tool>(
         Some(Ok(out)) => CallOutcome::Ran(out),
         Some(Err(error)) => CallOutcome::failed(
             FailureKind::Tool,
-            ToolCallError::ToolFailed {
-                tool_name: meta.name.to_string(),
-                error,
-            },
+            ToolCallError::new(
+                meta.name.to_string(),
+                ToolCallErrorKind::ToolFailed { error },
+            ),
         ),
         None => tool_timed_out(meta, limit),
     }
@@ -281,11 +282,13 @@ async fn run_tool<T: Tool>(
 fn tool_dependency<O>(meta: &ToolMeta, source: DiError) -> CallOutcome<O> {
     CallOutcome::failed(
         FailureKind::Guard,
-        ToolCallError::Dependency {
-            tool_name: meta.name.to_string(),
-            component: meta.type_name,
-            source,
-        },
+        ToolCallError::new(
+            meta.name.to_string(),
+            ToolCallErrorKind::Dependency {
+                component: meta.type_name,
+                source,
+            },
+        ),
     )
 }
 
@@ -293,18 +296,22 @@ fn tool_dependency<O>(meta: &ToolMeta, source: DiError) -> CallOutcome<O> {
 fn tool_timed_out<O>(meta: &ToolMeta, limit: Option<Duration>) -> CallOutcome<O> {
     CallOutcome::failed(
         FailureKind::Tool,
-        ToolCallError::Timeout {
-            tool_name: meta.name.to_string(),
-            timeout_ms: limit.map_or(0, |l| u64::try_from(l.as_millis()).unwrap_or(u64::MAX)),
-        },
+        ToolCallError::new(
+            meta.name.to_string(),
+            ToolCallErrorKind::Timeout {
+                timeout_ms: limit.map_or(0, |l| u64::try_from(l.as_millis()).unwrap_or(u64::MAX)),
+            },
+        ),
     )
 }
 
 /// Decodes a DTO for a tool's input from JSON, as the pipeline does (used by test helpers).
 #[doc(hidden)]
 pub fn decode_input<T: Tool>(args: &serde_json::Value) -> Result<T::Input, ToolCallError> {
-    <T::Input as Dto>::from_json_value(args).map_err(|source| ToolCallError::InvalidInput {
-        tool_name: T::META.name.to_string(),
-        source,
+    <T::Input as Dto>::from_json_value(args).map_err(|source| {
+        ToolCallError::new(
+            T::META.name.to_string(),
+            ToolCallErrorKind::InvalidInput { source },
+        )
     })
 }

@@ -13,10 +13,10 @@ use super::trace::CallTrace;
 use super::{CallEnv, CallFuture, ErasedToolSlot};
 use crate::contract::Built;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::contract::tool::{DEFAULT_MAX_INPUT_SIZE, ErasedToolType, Tool, ToolMeta};
 use crate::di::{DiError, Services};
 use crate::dto::{Dto, ValidationError, code};
-use crate::error::ToolCallError;
 
 impl<T: Tool> ErasedToolSlot for ToolSlot<T> {
     fn as_any(&self) -> &dyn Any {
@@ -112,10 +112,10 @@ fn decode_checked<T: Tool>(meta: &ToolMeta, args: &str) -> Result<T::Input, Tool
             Err(source) => source,
         }
     };
-    Err(ToolCallError::InvalidInput {
-        tool_name: meta.name.to_string(),
-        source,
-    })
+    Err(ToolCallError::new(
+        meta.name.to_string(),
+        ToolCallErrorKind::InvalidInput { source },
+    ))
 }
 
 /// What a model reads of an outcome: the output serialized, masked and truncated; a reply
@@ -147,13 +147,15 @@ fn rendered<O: Dto>(
             }
             Err(e) => CallOutcome::failed(
                 FailureKind::Tool,
-                ToolCallError::Serialize {
-                    tool_name: meta.name.to_string(),
-                    message: e.to_string(),
-                },
+                ToolCallError::new(
+                    meta.name.to_string(),
+                    ToolCallErrorKind::Serialize {
+                        message: e.to_string(),
+                    },
+                ),
             ),
         },
-        CallOutcome::Replied {
+        CallOutcome::ReplyToModel {
             message,
             interceptor,
         } => {
@@ -164,7 +166,7 @@ fn rendered<O: Dto>(
                     span.record("gen_ai.tool.call.result", message.as_str());
                 }
             }
-            CallOutcome::Replied {
+            CallOutcome::ReplyToModel {
                 message,
                 interceptor,
             }

@@ -21,7 +21,7 @@ use tracing::field::Empty;
 use tracing::instrument::Instrumented;
 
 use crate::contract::outcome::{CallOutcome, FailureKind};
-use crate::error::ToolCallError;
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 
 /// The span of one tool call; record the rest with [`CallTrace::finish`].
 pub(crate) struct CallTrace {
@@ -100,7 +100,7 @@ impl CallTrace {
         }
         let outcome = match result {
             CallOutcome::Ran(_) => "ok",
-            CallOutcome::Replied { .. } => "reply_to_model",
+            CallOutcome::ReplyToModel { .. } => "reply_to_model",
             CallOutcome::Failed(failure) => {
                 let outcome = outcome_of(failure.error());
                 self.span.record("error.type", outcome);
@@ -119,7 +119,7 @@ impl CallTrace {
 fn decision_of<O>(result: &CallOutcome<O>) -> (&'static str, Option<&'static str>) {
     match result {
         CallOutcome::Ran(_) => ("allowed", None),
-        CallOutcome::Replied { interceptor, .. } => ("replied_to_model", Some(interceptor)),
+        CallOutcome::ReplyToModel { interceptor, .. } => ("replied_to_model", Some(interceptor)),
         CallOutcome::Failed(failure) => match failure.kind() {
             FailureKind::Tool => ("allowed", None),
             FailureKind::Rejected => ("rejected", None),
@@ -135,32 +135,31 @@ fn decision_of<O>(result: &CallOutcome<O>) -> (&'static str, Option<&'static str
 
 /// The interceptor a guard failure names.
 fn interceptor_of(err: &ToolCallError) -> Option<&'static str> {
-    match err {
-        ToolCallError::InterceptorFailed { interceptor, .. }
-        | ToolCallError::InterceptorPanicked { interceptor, .. }
-        | ToolCallError::InterceptorTimeout { interceptor, .. } => Some(interceptor),
-        ToolCallError::Dependency { component, .. } => Some(component),
+    match err.kind() {
+        ToolCallErrorKind::InterceptorFailed { interceptor, .. }
+        | ToolCallErrorKind::InterceptorPanicked { interceptor, .. }
+        | ToolCallErrorKind::InterceptorTimeout { interceptor, .. } => Some(interceptor),
+        ToolCallErrorKind::Dependency { component, .. } => Some(component),
         _ => None,
     }
 }
 
 /// The `agboss.outcome` (and `error.type`) of a failed call.
 pub fn outcome_of(err: &ToolCallError) -> &'static str {
-    match err {
-        ToolCallError::InvalidInput { .. } => "invalid_input",
-        ToolCallError::Blocked(_) => "blocked",
-        ToolCallError::InterceptorFailed { .. } | ToolCallError::InterceptorPanicked { .. } => {
-            "interceptor_error"
-        }
-        ToolCallError::InterceptorTimeout { .. } => "interceptor_timeout",
-        ToolCallError::ToolFailed { .. } => "tool_error",
-        ToolCallError::ToolPanicked { .. } => "tool_panic",
-        ToolCallError::Timeout { .. } => "timeout",
-        ToolCallError::InvalidOutput { .. } => "invalid_output",
-        ToolCallError::Dependency { .. } => "dependency_error",
-        ToolCallError::NotInApp { .. } => "not_in_app",
-        ToolCallError::Serialize { .. } => "serialize_error",
-        ToolCallError::ApprovalRequired { .. } => "approval_required",
+    match err.kind() {
+        ToolCallErrorKind::InvalidInput { .. } => "invalid_input",
+        ToolCallErrorKind::Blocked(_) => "blocked",
+        ToolCallErrorKind::InterceptorFailed { .. }
+        | ToolCallErrorKind::InterceptorPanicked { .. } => "interceptor_error",
+        ToolCallErrorKind::InterceptorTimeout { .. } => "interceptor_timeout",
+        ToolCallErrorKind::ToolFailed { .. } => "tool_error",
+        ToolCallErrorKind::ToolPanicked { .. } => "tool_panic",
+        ToolCallErrorKind::Timeout { .. } => "timeout",
+        ToolCallErrorKind::InvalidOutput { .. } => "invalid_output",
+        ToolCallErrorKind::Dependency { .. } => "dependency_error",
+        ToolCallErrorKind::NotInApp => "not_in_app",
+        ToolCallErrorKind::Serialize { .. } => "serialize_error",
+        ToolCallErrorKind::ApprovalRequired { .. } => "approval_required",
         #[allow(unreachable_patterns)]
         _ => "error",
     }

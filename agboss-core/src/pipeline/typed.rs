@@ -7,12 +7,12 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::contract::Built;
+use crate::contract::handler_error::InterceptorError;
 use crate::contract::interceptor::{
     AfterToolCall, BeforeToolCall, InterceptorMeta, ToolCallContext, ToolCallDecision,
     ToolCallResultContext, ToolInterceptor, ToolOutput,
 };
 use crate::di::{DiError, Resolver, Services};
-use crate::error::InterceptorError;
 
 /// Bytes a hook's future may take before it is boxed: typical hooks (a few references and an
 /// `await` on a service) fit, so a guarded call allocates nothing per interceptor.

@@ -1,6 +1,8 @@
 //! [`StoreError`]: what a store operation can fail with.
 use crate::contract::ticket::TicketState;
-use crate::error::BoxError;
+
+/// A boxed error: the `source` of a backend failure.
+type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Why a store operation failed. Foreign data is never told apart from missing data: a tenant
 /// asking for another tenant's thread or run gets the same `*NotFound` as for one that never

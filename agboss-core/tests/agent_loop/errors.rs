@@ -2,6 +2,7 @@
 
 use super::*;
 use agboss_core::contract::agent::ToolErrorPolicy;
+use agboss_core::error::ToolCallErrorKind;
 
 #[tokio::test]
 async fn a_tool_error_is_reported_safely_by_default() {
@@ -45,11 +46,14 @@ async fn a_tool_error_fails_the_step_under_fail_step() {
         .execute(Target::agent::<StrictAgent>(), "x", acme())
         .await
         .unwrap_err();
-    let RunError::Step(StepFailedError::ToolCall { step, source }) = &err else {
+    let RunError::Step(StepFailedError::ToolCall { step, source, .. }) = &err else {
         panic!("expected a failed step, got {err:?}");
     };
     assert_eq!(step, "strict-agent");
-    assert!(matches!(**source, ToolCallError::ToolFailed { .. }));
+    assert!(matches!(
+        source.kind(),
+        ToolCallErrorKind::ToolFailed { .. }
+    ));
     assert!(err.as_blocked().is_none());
     assert_eq!(f.model.request_count(), 1);
 

@@ -1,7 +1,7 @@
 //! Interceptors in the loop: reply-to-model self-correction, blocks, failing interceptors, wrapped callbacks.
 
 use super::*;
-use agboss_core::BlockKind;
+use agboss_core::error::ToolCallErrorKind;
 
 #[tokio::test]
 async fn reply_to_model_lets_the_model_self_correct() {
@@ -66,7 +66,7 @@ async fn block_without_a_handler_fails_execute_with_tool_blocked_error() {
     assert_eq!(blocked.call_id, "c1");
     assert_eq!(
         blocked.kind,
-        BlockKind::Block {
+        ToolCallDecision::Block {
             reason: "order EVIL-1 is flagged".into()
         }
     );
@@ -91,17 +91,20 @@ async fn failing_or_panicking_interceptors_fail_the_step_closed() {
             .execute(Target::agent::<SupportAgent>(), "x", acme())
             .await
             .unwrap_err();
-        let RunError::Step(StepFailedError::ToolCall { step, source }) = &err else {
+        let RunError::Step(StepFailedError::ToolCall { step, source, .. }) = &err else {
             panic!("expected a failed step, got {err:?}");
         };
         assert_eq!(step, "support-agent");
         if expect_panic {
             assert!(matches!(
-                **source,
-                ToolCallError::InterceptorPanicked { .. }
+                source.kind(),
+                ToolCallErrorKind::InterceptorPanicked { .. }
             ));
         } else {
-            assert!(matches!(**source, ToolCallError::InterceptorFailed { .. }));
+            assert!(matches!(
+                source.kind(),
+                ToolCallErrorKind::InterceptorFailed { .. }
+            ));
         }
         assert_eq!(f.model.request_count(), 1, "never a soft observation");
         assert!(f.log.entries().is_empty());

@@ -14,7 +14,7 @@ fn label(e: &RunEvent) -> String {
             call_id, decision, ..
         } => match decision {
             CallDecision::Allowed => format!("allowed:{call_id}"),
-            CallDecision::RepliedToModel { .. } => format!("replied:{call_id}"),
+            CallDecision::ReplyToModel { .. } => format!("replied:{call_id}"),
             CallDecision::Blocked { .. } => format!("blocked:{call_id}"),
             CallDecision::GuardFailed { .. } => format!("guard-failed:{call_id}"),
             CallDecision::Rejected { .. } => format!("rejected:{call_id}"),

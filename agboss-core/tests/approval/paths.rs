@@ -2,8 +2,9 @@
 
 use super::*;
 use agboss_core::CallDecision;
-use agboss_core::FailureKind;
+use agboss_core::contract::outcome::FailureKind;
 use agboss_core::engine;
+use agboss_core::error::ToolCallErrorKind;
 
 #[tokio::test]
 async fn a_direct_call_of_a_gated_tool_gets_a_ticket_and_runs_once_decided() {
@@ -17,14 +18,15 @@ async fn a_direct_call_of_a_gated_tool_gets_a_ticket_and_runs_once_decided() {
         reason: "broken".into(),
     };
     let err = handle().invoke(input()).await.unwrap_err();
-    let ToolCallError::ApprovalRequired {
+    let ToolCallErrorKind::ApprovalRequired {
         ticket_id: Some(ticket_id),
         fingerprint,
         ..
-    } = err
+    } = err.kind()
     else {
         panic!("{err}");
     };
+    let (ticket_id, fingerprint) = (ticket_id.clone(), fingerprint.clone());
     assert!(fx.log.refunds().is_empty());
     assert_eq!(fx.log.notified().len(), 1);
     assert_eq!(fx.log.notified()[0].fingerprint, fingerprint);
@@ -63,10 +65,10 @@ async fn a_direct_call_of_a_gated_tool_gets_a_ticket_and_runs_once_decided() {
     );
 
     // A rejection is a block naming the channel; nothing runs.
-    let ToolCallError::ApprovalRequired {
+    let ToolCallErrorKind::ApprovalRequired {
         ticket_id: Some(second),
         ..
-    } = handle().invoke(input()).await.unwrap_err()
+    } = handle().invoke(input()).await.unwrap_err().into_kind()
     else {
         panic!()
     };
@@ -147,11 +149,14 @@ async fn an_approval_binds_the_input_it_was_given_for() {
                 .with_tenant(Some(&tenant))
                 .with_approval(grant.as_ref());
             match callback.call(invocation).await {
-                CallOutcome::Failed(f) if f.kind() == FailureKind::Approval => match f.into_error()
-                {
-                    ToolCallError::ApprovalRequired { fingerprint, .. } => Some(fingerprint),
-                    other => panic!("{other}"),
-                },
+                CallOutcome::Failed(f) if f.kind() == FailureKind::Approval => {
+                    match f.into_error().into_kind() {
+                        ToolCallErrorKind::ApprovalRequired { fingerprint, .. } => {
+                            Some(fingerprint)
+                        }
+                        other => panic!("{other:?}"),
+                    }
+                }
                 CallOutcome::Ran(_) => None,
                 other => panic!("{other:?}"),
             }

@@ -1,9 +1,10 @@
 //! Failures stay failures: listeners cannot soften a failing guard, only a tool's own error is reportable, source chains.
 
 use super::*;
-use agboss_core::CallFailure;
-use agboss_core::FailureKind;
 use agboss_core::callback::ToolInvocation;
+use agboss_core::contract::outcome::CallFailure;
+use agboss_core::contract::outcome::FailureKind;
+use agboss_core::error::ToolCallErrorKind;
 
 // --- Defect 1: a listener can never soften a guard failure ------------------------------------
 
@@ -59,8 +60,8 @@ async fn a_missing_dependency_of_a_guard_is_never_softened() {
     assert_eq!(failure.report(), None, "the listener's report was refused");
     assert!(outcome.fails_closed());
     assert!(matches!(
-        failure.error(),
-        ToolCallError::Dependency {
+        failure.error().kind(),
+        ToolCallErrorKind::Dependency {
             component: "fc-tenant-tool-interceptor",
             ..
         }
@@ -87,17 +88,13 @@ async fn a_tool_failure_can_still_be_reported_by_a_listener() {
 async fn a_failure_refuses_a_report_unless_it_is_the_tools_own() {
     let mut guard = CallFailure::new(
         FailureKind::Guard,
-        ToolCallError::NotInApp {
-            tool_name: "x".into(),
-        },
+        ToolCallError::new("x", ToolCallErrorKind::NotInApp),
     );
     assert!(!guard.set_report("soft".into()));
     assert_eq!(guard.report(), None);
     let mut tool = CallFailure::new(
         FailureKind::Tool,
-        ToolCallError::NotInApp {
-            tool_name: "x".into(),
-        },
+        ToolCallError::new("x", ToolCallErrorKind::NotInApp),
     );
     assert!(tool.set_report("soft".into()));
     assert_eq!(tool.report(), Some("soft"));

@@ -1,7 +1,7 @@
 //! What listeners see: raw and masked input, field order of masked results, the decision behind each outcome.
 
 use super::*;
-use agboss_core::FailureKind;
+use agboss_core::contract::outcome::FailureKind;
 
 // --- Defect 3: listeners see the masked input ---------------------------------------------------
 

@@ -1,8 +1,9 @@
 //! Hook and tool time limits: hanging hooks fail the step, app-wide and default limits, tool timeouts, runtimes without timers.
 
 use super::*;
-use agboss_core::FailureKind;
 use agboss_core::callback::SharedToolCallback;
+use agboss_core::contract::outcome::FailureKind;
+use agboss_core::error::ToolCallErrorKind;
 
 // --- Defect 2: a hanging guard is a guard failure, bounded by its own limit -------------------
 
@@ -17,8 +18,8 @@ async fn a_hanging_before_hook_times_out_as_a_guard_failure_and_fails_the_step()
     };
     assert!(
         matches!(
-            **source,
-            ToolCallError::InterceptorTimeout {
+            source.kind(),
+            ToolCallErrorKind::InterceptorTimeout {
                 interceptor: "fc-guard-tool-interceptor",
                 timeout_ms: 50,
                 ..
@@ -60,8 +61,8 @@ async fn the_app_wide_hook_limit_bounds_interceptors_without_their_own() {
     let failure = outcome.failure().expect("failed");
     assert_eq!(failure.kind(), FailureKind::Guard);
     assert!(matches!(
-        failure.error(),
-        ToolCallError::InterceptorTimeout { timeout_ms: 30, .. }
+        failure.error().kind(),
+        ToolCallErrorKind::InterceptorTimeout { timeout_ms: 30, .. }
     ));
     // The tool ran, but its output was discarded: the after-hook never finished.
     assert_eq!(app.services().get::<FcRuns>().unwrap().get(), 1);

@@ -4,10 +4,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agboss_core::GuardrailBlockedError;
 use agboss_core::dto::Dto;
 use agboss_core::engine::workflow::{Flow, Recovery, WorkflowFlow};
 use agboss_core::engine::{RunContext, RunError, RunEvent, Target};
+use agboss_core::error::GuardrailBlockedError;
 use agboss_core::prelude::*;
 use agboss_core::store::{MemoryStore, NewThread};
 use agboss_testing::scripted::{ScriptedModel, Turn};

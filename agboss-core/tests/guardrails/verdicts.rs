@@ -1,8 +1,8 @@
 //! Guardrail verdicts: block, rewrite and respond on input and output, failures fail closed, deps, the test harness.
 
 use super::*;
-use agboss_core::GuardrailBlockKind;
 use agboss_core::contract::guardrail::Boundary;
+use agboss_core::error::GuardrailBlockKind;
 use agboss_core::model;
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! Hostile tool arguments: item and error caps, oversized input, duplicate keys, short quotes in errors.
 
 use super::*;
-use agboss_core::FailureKind;
+use agboss_core::contract::outcome::FailureKind;
 
 // --- 1. Error amplification ---------------------------------------------------------------------
 

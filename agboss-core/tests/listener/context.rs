@@ -1,6 +1,7 @@
 //! The listener context: handed back to after_call, on_error and after_completion; once per call; no-op defaults; panics.
 
 use super::*;
+use agboss_core::error::ToolCallErrorKind;
 
 // --- Correlation context -------------------------------------------------------------------
 
@@ -97,7 +98,10 @@ async fn all_listener_methods_have_no_op_defaults() {
         .await
         .settle()
         .unwrap_err();
-    assert!(matches!(err, ToolCallError::ToolFailed { .. }), "{err:?}");
+    assert!(
+        matches!(err.kind(), ToolCallErrorKind::ToolFailed { .. }),
+        "{err:?}"
+    );
 }
 
 // --- Listener methods are not guarded --------------------------------------------------------

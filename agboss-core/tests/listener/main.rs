@@ -5,11 +5,11 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agboss_core::Rendered;
 use agboss_core::callback::listener::{ToolCallInfo, ToolCallListener, ToolCallListeners};
 use agboss_core::callback::{
     SharedToolCallback, ToolCallback, ToolInvocation, ToolMetadata, ToolSource,
 };
+use agboss_core::contract::outcome::Rendered;
 use agboss_core::dto::Dto;
 use agboss_core::model::ToolDefinition;
 use agboss_core::prelude::*;
@@ -140,7 +140,7 @@ impl Seen {
                 content: r.text.clone(),
                 truncated: r.truncated,
             },
-            CallOutcome::Replied {
+            CallOutcome::ReplyToModel {
                 message,
                 interceptor,
             } => Self::ReplyToModel {

@@ -1,7 +1,7 @@
 //! `on_error`: reporting or propagating, panics, replies to the model, blocks, invalid input, timeouts.
 
 use super::*;
-use agboss_core::BlockKind;
+use agboss_core::error::ToolCallErrorKind;
 
 // --- Error policy ----------------------------------------------------------------------------
 
@@ -31,7 +31,7 @@ async fn on_error_returning_none_propagates_the_error() {
         .settle()
         .unwrap_err();
     assert!(
-        matches!(&err, ToolCallError::ToolPanicked { message, .. } if message == "tool exploded"),
+        matches!(err.kind(), ToolCallErrorKind::ToolPanicked { message, .. } if message == "tool exploded"),
         "{err:?}"
     );
 }
@@ -91,7 +91,7 @@ async fn a_block_is_seen_by_on_error_but_never_softened() {
     assert_eq!(blocked.interceptor, "lsn-guard-tool-interceptor");
     assert_eq!(
         blocked.kind,
-        BlockKind::Block {
+        ToolCallDecision::Block {
             reason: "not allowed".into()
         }
     );
@@ -124,7 +124,10 @@ async fn a_timeout_goes_to_on_error() {
     let cb = ToolCallListeners::wrap(slow, Arc::clone(&rec));
     let err = cb.call(inv("t", &text("x"))).await.settle().unwrap_err();
     assert!(
-        matches!(err, ToolCallError::Timeout { timeout_ms: 20, .. }),
+        matches!(
+            err.kind(),
+            ToolCallErrorKind::Timeout { timeout_ms: 20, .. }
+        ),
         "{err:?}"
     );
     assert!(rec.lines()[1].starts_with("error t#0 t tool `lsn-slow-tool` timed out"));

@@ -1,7 +1,7 @@
 //! PII policies of every scope, outermost first: replies to the model and error texts masked, build errors, app-wide policies.
 
 use super::*;
-use agboss_core::Rendered;
+use agboss_core::contract::outcome::Rendered;
 
 #[tokio::test]
 async fn policies_of_every_scope_apply_outermost_first() {
@@ -58,7 +58,7 @@ async fn a_reply_to_model_message_is_masked() {
     assert!(
         matches!(
             &out,
-            CallOutcome::Replied { message, interceptor: "pp-reply-tool-interceptor" }
+            CallOutcome::ReplyToModel { message, interceptor: "pp-reply-tool-interceptor" }
                 if message == "Ask [REDACTED:email] to confirm"
         ),
         "{out:?}"

@@ -98,7 +98,10 @@ fn every_tool_call_has_a_span_with_its_decision_and_outcome() {
                 let ok = cb.call(call("ok-1", &note("mail jane@example.com"))).await;
                 assert!(matches!(ok, CallOutcome::Ran(_)), "{ok:?}");
                 let reply = cb.call(call("reply-1", &note("reply:bob"))).await;
-                assert!(matches!(reply, CallOutcome::Replied { .. }), "{reply:?}");
+                assert!(
+                    matches!(reply, CallOutcome::ReplyToModel { .. }),
+                    "{reply:?}"
+                );
                 let bad = cb.call(call("bad-1", r#"{"note": 3}"#)).await;
                 assert!(bad.error().is_some(), "{bad:?}");
                 let fail = cb.call(call("fail-1", &note("fail:x"))).await;

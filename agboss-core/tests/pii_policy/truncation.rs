@@ -1,7 +1,7 @@
 //! Masking and result-size limits: the whole value is masked before a cut, the innermost and the effective limit.
 
 use super::*;
-use agboss_core::Rendered;
+use agboss_core::contract::outcome::Rendered;
 
 #[tokio::test]
 async fn masking_happens_on_the_whole_value_so_a_cut_cannot_leak_half_a_value() {

@@ -1,8 +1,8 @@
 //! The interceptor chain: order, inspection, blocks, replies to the model, failing hooks, attachment and exclusion.
 
 use super::*;
-use agboss_core::BlockKind;
 use agboss_core::CallDecision;
+use agboss_core::error::ToolCallErrorKind;
 
 #[tokio::test]
 async fn before_runs_outer_to_inner_and_after_inner_to_outer() {
@@ -56,7 +56,7 @@ async fn block_stops_the_chain_and_the_tool() {
     assert_eq!(blocked.call_id, "call_9");
     assert_eq!(
         blocked.kind,
-        BlockKind::Block {
+        ToolCallDecision::Block {
             reason: "outer says no".into()
         }
     );
@@ -76,14 +76,14 @@ async fn reply_to_model_is_an_outcome_for_a_model_and_a_blocked_error_on_direct_
     assert!(
         matches!(
             &outcome,
-            CallOutcome::Replied { message, interceptor: "inner-tool-interceptor" }
+            CallOutcome::ReplyToModel { message, interceptor: "inner-tool-interceptor" }
                 if message == "try another text"
         ),
         "{outcome:?}"
     );
     assert_eq!(
         outcome.decision(),
-        CallDecision::RepliedToModel {
+        CallDecision::ReplyToModel {
             interceptor: "inner-tool-interceptor".into(),
             message: "try another text".into()
         }
@@ -95,7 +95,7 @@ async fn reply_to_model_is_an_outcome_for_a_model_and_a_blocked_error_on_direct_
         .unwrap_err();
     assert_eq!(
         err.as_blocked().unwrap().kind,
-        BlockKind::ReplyToModel {
+        ToolCallDecision::ReplyToModel {
             message: "try another text".into()
         }
     );
@@ -110,8 +110,8 @@ async fn a_failing_interceptor_fails_closed() {
         .invoke(item("error"))
         .await
         .unwrap_err();
-    match &err {
-        ToolCallError::InterceptorFailed {
+    match err.kind() {
+        ToolCallErrorKind::InterceptorFailed {
             interceptor, error, ..
         } => {
             assert_eq!(*interceptor, "inner-tool-interceptor");
@@ -132,7 +132,7 @@ async fn a_panicking_interceptor_fails_closed() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ToolCallError::InterceptorPanicked { interceptor: "inner-tool-interceptor", message, .. } if message == "interceptor exploded"),
+        matches!(err.kind(), ToolCallErrorKind::InterceptorPanicked { interceptor: "inner-tool-interceptor", message, .. } if message == "interceptor exploded"),
         "{err:?}"
     );
     assert_eq!(rec.runs.load(Ordering::SeqCst), 0);
@@ -200,7 +200,7 @@ async fn hooks_see_the_dto_not_unknown_members_the_model_sent() {
     assert!(
         matches!(
             &outcome,
-            CallOutcome::Replied { message, interceptor: "input-shape-tool-interceptor" }
+            CallOutcome::ReplyToModel { message, interceptor: "input-shape-tool-interceptor" }
                 if message == "text"
         ),
         "{outcome:?}"

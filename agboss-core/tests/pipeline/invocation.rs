@@ -1,7 +1,8 @@
 //! Invoking tools: typed errors, validation of input and output, wire names, build errors, the registry.
 
 use super::*;
-use agboss_core::BuildError;
+use agboss_core::error::BuildError;
+use agboss_core::error::ToolCallErrorKind;
 
 #[tokio::test]
 async fn tool_errors_and_panics_are_typed() {
@@ -13,7 +14,7 @@ async fn tool_errors_and_panics_are_typed() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ToolCallError::ToolFailed { error, .. } if error.to_string() == "disk on fire")
+        matches!(err.kind(), ToolCallErrorKind::ToolFailed { error, .. } if error.to_string() == "disk on fire")
     );
     let err = app
         .tool::<EchoTool>()
@@ -21,7 +22,7 @@ async fn tool_errors_and_panics_are_typed() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ToolCallError::ToolPanicked { message, .. } if message == "tool exploded")
+        matches!(err.kind(), ToolCallErrorKind::ToolPanicked { message, .. } if message == "tool exploded")
     );
     // After-hooks did not run for failed tools.
     assert!(!rec.log().iter().any(|e| e.starts_with("after:")));
@@ -36,8 +37,8 @@ async fn input_is_validated_before_any_interceptor() {
         .invoke_json(r#"{"text": 5}"#)
         .await
         .unwrap_err();
-    match &err {
-        ToolCallError::InvalidInput { source, .. } => {
+    match err.kind() {
+        ToolCallErrorKind::InvalidInput { source, .. } => {
             assert_eq!(source.errors[0].path, "$.text");
         }
         other => panic!("unexpected {other:?}"),
@@ -48,13 +49,13 @@ async fn input_is_validated_before_any_interceptor() {
         .invoke(item(&long))
         .await
         .unwrap_err();
-    assert!(matches!(err, ToolCallError::InvalidInput { .. }));
+    assert!(matches!(err.kind(), ToolCallErrorKind::InvalidInput { .. }));
     let err = app
         .tool::<EchoTool>()
         .invoke_json("not json")
         .await
         .unwrap_err();
-    assert!(matches!(err, ToolCallError::InvalidInput { .. }));
+    assert!(matches!(err.kind(), ToolCallErrorKind::InvalidInput { .. }));
     assert!(rec.log().is_empty(), "{:?}", rec.log());
 }
 
@@ -69,7 +70,7 @@ async fn output_is_revalidated_after_the_after_hooks() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ToolCallError::InvalidOutput { source, .. } if source.errors[0].path == "$.length"),
+        matches!(err.kind(), ToolCallErrorKind::InvalidOutput { source, .. } if source.errors[0].path == "$.length"),
         "{err:?}"
     );
     // An after-hook turns `length` into a string.
@@ -79,7 +80,7 @@ async fn output_is_revalidated_after_the_after_hooks() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ToolCallError::InvalidOutput { source, .. } if source.errors[0].path == "$.length"),
+        matches!(err.kind(), ToolCallErrorKind::InvalidOutput { source, .. } if source.errors[0].path == "$.length"),
         "{err:?}"
     );
 }
@@ -99,7 +100,7 @@ async fn json_invocation_returns_wire_names() {
 async fn a_tool_outside_the_app_is_an_error_not_a_panic() {
     let app = App::builder().build().unwrap();
     let err = app.tool::<EchoTool>().invoke(item("hi")).await.unwrap_err();
-    assert!(matches!(err, ToolCallError::NotInApp { .. }));
+    assert!(matches!(err.kind(), ToolCallErrorKind::NotInApp));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Limits and isolation: truncated results, timeouts, contexts across concurrent calls, the missing tenant.
 
 use super::*;
+use agboss_core::error::ToolCallErrorKind;
 
 #[tokio::test]
 async fn results_are_truncated_on_a_utf8_boundary_with_a_marker() {
@@ -47,7 +48,10 @@ async fn slow_tools_time_out() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, ToolCallError::Timeout { timeout_ms: 50, .. }),
+        matches!(
+            err.kind(),
+            ToolCallErrorKind::Timeout { timeout_ms: 50, .. }
+        ),
         "{err:?}"
     );
 }
@@ -88,5 +92,8 @@ async fn a_missing_tenant_is_a_typed_error() {
         .invoke(item("x"))
         .await
         .unwrap_err();
-    assert!(matches!(err, ToolCallError::Dependency { .. }), "{err:?}");
+    assert!(
+        matches!(err.kind(), ToolCallErrorKind::Dependency { .. }),
+        "{err:?}"
+    );
 }

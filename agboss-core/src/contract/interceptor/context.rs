@@ -6,10 +6,10 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use crate::contract::handler_error::InterceptorError;
 use crate::contract::tool::{Tool, ToolMeta};
 use crate::di::ExecutionContext;
 use crate::dto::{Dto, ValidationError};
-use crate::error::InterceptorError;
 
 /// The input of a call, typed and (lazily) as JSON.
 pub(crate) trait ErasedInput: Send + Sync {

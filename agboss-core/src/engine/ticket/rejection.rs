@@ -1,6 +1,6 @@
 //! What a refused call (rejected, or expired undecided) is on each path: the one parameter of
 //! the lifecycle ([`OnRejection`]; the table is in [`super`]).
-use crate::error::{BlockKind, ToolBlockedError};
+use crate::contract::outcome::{ToolBlockedError, ToolCallDecision};
 use crate::pipeline::observe::Observation;
 use crate::store::Ticket;
 
@@ -97,7 +97,7 @@ impl OnRejection {
             tool_name: tool.to_string(),
             call_id: call_id.to_string(),
             interceptor: channel,
-            kind: BlockKind::Block { reason },
+            kind: ToolCallDecision::Block { reason },
         })
     }
 }

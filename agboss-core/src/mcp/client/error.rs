@@ -19,7 +19,7 @@ impl fmt::Display for StderrTail {
 }
 
 /// An error of an MCP connection or call. A tool call that fails with one is a tool error
-/// (`ToolCallError::ToolFailed`, this error its source), reported per the agent's tool error
+/// (`ToolCallErrorKind::ToolFailed`, this error its source), reported per the agent's tool error
 /// policy; none of them is a panic.
 ///
 /// ```

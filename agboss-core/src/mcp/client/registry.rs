@@ -8,10 +8,11 @@ use super::dto::{McpArguments, McpResult};
 use super::remote::{McpRemote, check_declaration};
 use crate::cascade::RemoteServer;
 use crate::contract::Built;
+use crate::contract::handler_error::ToolError;
 use crate::contract::tool::{ErasedToolType, Tool, ToolHandler, ToolMeta};
+use crate::di::BuildError;
 use crate::di::{DiError, Resolver, Services};
 use crate::dto::{Dto, ValidationError};
-use crate::error::{BuildError, ToolError};
 use crate::pipeline::{ErasedToolSlot, ToolSlot};
 
 /// The longest tool name the model APIs accept.

@@ -13,10 +13,10 @@ use super::connection::{McpRemoteTool, McpServer};
 use super::dto::{McpArguments, McpResult};
 use super::error::McpError;
 use crate::cascade::RemoteServers;
+use crate::contract::handler_error::ToolError;
 use crate::contract::tool::ToolMeta;
 use crate::di::{DiError, Resolver, Services};
 use crate::dto::{Dto, FieldError, ValidationError, code};
-use crate::error::ToolError;
 
 /// One remote tool of a connected server, as a tool of the app calls it. What `#[mcp_tool]`
 /// structs hold; not made by hand.

@@ -21,8 +21,8 @@ use crate::callback::{SharedToolCallback, ToolInvocation};
 use crate::cascade::BoundTool;
 use crate::contract::agent::ToolErrorPolicy;
 use crate::contract::outcome::{CallOutcome, Rendered};
+use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::di::TenantContext;
-use crate::error::ToolCallError;
 use crate::pipeline::observe::{Reader, observe};
 
 /// One served tool: its callback and its MCP definition (built once).
@@ -311,8 +311,8 @@ fn refusal_text(tool_name: &str, error: &ToolCallError) -> String {
     if let Some(blocked) = error.as_blocked() {
         return blocked.text().to_string();
     }
-    match error {
-        ToolCallError::ApprovalRequired {
+    match error.kind() {
+        ToolCallErrorKind::ApprovalRequired {
             channel, ticket_id, ..
         } => match ticket_id {
             Some(ticket) => format!(

@@ -1,32 +1,52 @@
 //! How one tool call ended: [`CallOutcome`], the one type every way of calling a tool returns,
-//! carrying what the guard decided ([`CallOutcome::decision`]) and who decided it.
+//! carrying what the guard decided ([`CallOutcome::decision`]) and who decided it
+//! ([`CallOutcome::decided_by`]).
+//!
+//! The vocabulary, one spelling per concept from the hook's decision to the run's error:
+//!
+//! | a hook decides ([`ToolCallDecision`]) | the call ends ([`CallOutcome`]) | the guard's decision ([`CallDecision`]) | the error |
+//! |---|---|---|---|
+//! | `Allow` (all of them) | `Ran(output)`, or `Failed` of [`FailureKind::Tool`] | `Allowed` | [`ToolCallError`] of the tool's failure |
+//! | `ReplyToModel { message }` | `ReplyToModel { interceptor, message }` | `ReplyToModel { interceptor, message }` | where no model reads it: [`ToolBlockedError`] of kind `ReplyToModel` |
+//! | `Block { reason }` | `Failed` of [`FailureKind::Blocked`] | `Blocked { interceptor, reason }` | [`ToolBlockedError`] of kind `Block`, `StepFailedError::ToolBlocked` |
+//!
+//! Who decided is always the field `interceptor` (a channel's name for `AwaitingApproval`).
 //!
 //! ```
-//! use agboss_core::{CallDecision, CallOutcome, FailureKind, ToolCallError};
+//! use agboss_core::contract::outcome::{FailureKind, ToolCallErrorKind};
+//! use agboss_core::{CallDecision, CallOutcome, ToolCallError};
 //!
-//! let replied: CallOutcome<String> = CallOutcome::Replied {
+//! let replied: CallOutcome<String> = CallOutcome::ReplyToModel {
 //!     interceptor: "tenant-order-tool-interceptor",
 //!     message: "Ask for the order id".into(),
 //! };
+//! assert_eq!(replied.decided_by(), Some("tenant-order-tool-interceptor"));
 //! assert_eq!(
 //!     replied.decision(),
-//!     CallDecision::RepliedToModel {
+//!     CallDecision::ReplyToModel {
 //!         interceptor: "tenant-order-tool-interceptor".into(),
 //!         message: "Ask for the order id".into(),
 //!     }
 //! );
 //! let failed: CallOutcome<String> = CallOutcome::failed(
 //!     FailureKind::Guard,
-//!     ToolCallError::NotInApp { tool_name: "x-tool".into() },
+//!     ToolCallError::new("x-tool", ToolCallErrorKind::NotInApp),
 //! );
 //! assert!(matches!(failed.decision(), CallDecision::GuardFailed { .. }));
 //! assert!(failed.into_result().is_err());
 //! ```
 use std::fmt;
 
-use crate::error::{BlockKind, ToolBlockedError, ToolCallError};
+mod decision;
+mod error;
 
-/// A tool's output as the text a model reads: serialized, truncated to `max_result_size`, masked.
+pub use decision::ToolCallDecision;
+pub use error::{ToolBlockedError, ToolCallError, ToolCallErrorKind};
+
+/// A tool's output as the text a model reads: serialized, truncated to `max_result_size`, masked
+/// (what [`CallOutcome::model_text`] and [`CallOutcome::is_truncated`] read; runtime internal,
+/// named only by a hand-written [`ToolCallback`](crate::ToolCallback)).
+#[doc(hidden)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rendered {
     /// The text.
@@ -42,7 +62,7 @@ pub enum CallDecision {
     /// Every `before_tool_call` allowed: the tool ran (it may still have failed).
     Allowed,
     /// An interceptor replied to the model; the tool did not run, the message is the observation.
-    RepliedToModel {
+    ReplyToModel {
         /// The interceptor.
         interceptor: String,
         /// The message the model reads.
@@ -77,7 +97,9 @@ pub enum CallDecision {
 
 impl CallDecision {
     /// A short stable name: `allowed`, `replied_to_model`, `blocked`, `guard_failed`,
-    /// `rejected`, `awaiting_approval` (what the run journal records).
+    /// `rejected`, `awaiting_approval`. The run journal and the spans record it, so these
+    /// strings are kept as they were stored by 0.1 (`replied_to_model` names
+    /// [`CallDecision::ReplyToModel`]).
     ///
     /// ```
     /// use agboss_core::CallDecision;
@@ -86,11 +108,26 @@ impl CallDecision {
     pub fn label(&self) -> &'static str {
         match self {
             Self::Allowed => "allowed",
-            Self::RepliedToModel { .. } => "replied_to_model",
+            Self::ReplyToModel { .. } => "replied_to_model",
             Self::Blocked { .. } => "blocked",
             Self::GuardFailed { .. } => "guard_failed",
             Self::Rejected { .. } => "rejected",
             Self::AwaitingApproval { .. } => "awaiting_approval",
+        }
+    }
+}
+
+impl CallDecision {
+    /// Who decided: the interceptor that replied or blocked, or the approval channel the call
+    /// waits for. `None` when every guard allowed, or for a rejection or a guard failure (see
+    /// [`CallOutcome::decided_by`] for the interceptor that failed).
+    pub fn decided_by(&self) -> Option<&str> {
+        match self {
+            Self::ReplyToModel { interceptor, .. } | Self::Blocked { interceptor, .. } => {
+                Some(interceptor)
+            }
+            Self::AwaitingApproval { channel } => Some(channel),
+            Self::Allowed | Self::GuardFailed { .. } | Self::Rejected { .. } => None,
         }
     }
 }
@@ -100,7 +137,7 @@ impl fmt::Display for CallDecision {
     ///
     /// ```
     /// use agboss_core::CallDecision;
-    /// let replied = CallDecision::RepliedToModel {
+    /// let replied = CallDecision::ReplyToModel {
     ///     interceptor: "tenant-order-tool-interceptor".into(),
     ///     message: "Ask for the order id".into(),
     /// };
@@ -112,7 +149,7 @@ impl fmt::Display for CallDecision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Allowed => f.write_str("allowed"),
-            Self::RepliedToModel {
+            Self::ReplyToModel {
                 interceptor,
                 message,
             } => write!(f, "replied to the model by {interceptor}: {message}"),
@@ -144,7 +181,7 @@ pub enum FailureKind {
     /// dependency could not be built. Fail closed: never softened.
     Guard,
     /// Every `before_tool_call` allowed and the call waits for a human decision through the
-    /// tool's approval channel ([`ToolCallError::ApprovalRequired`]); the tool did not run.
+    /// tool's approval channel ([`ToolCallErrorKind::ApprovalRequired`]); the tool did not run.
     /// Never softened.
     Approval,
 }
@@ -210,7 +247,7 @@ pub enum CallOutcome<O = Rendered> {
     /// re-validated; as text: truncated and masked).
     Ran(O),
     /// An interceptor replied to the model: the tool did not run.
-    Replied {
+    ReplyToModel {
         /// The interceptor that replied.
         interceptor: &'static str,
         /// The message for the model (masked by the path's PII policies).
@@ -230,16 +267,15 @@ impl<O> CallOutcome<O> {
     /// A failed outcome classified by its error: the mapping for callbacks that only have a
     /// [`ToolCallError`] (the pipeline itself names the kind where the failure happens).
     pub fn from_error(error: ToolCallError) -> Self {
-        let kind = match &error {
-            ToolCallError::Blocked(_) => FailureKind::Blocked,
-            ToolCallError::InvalidInput { .. } | ToolCallError::NotInApp { .. } => {
-                FailureKind::Rejected
-            }
-            ToolCallError::ToolFailed { .. }
-            | ToolCallError::ToolPanicked { .. }
-            | ToolCallError::Timeout { .. }
-            | ToolCallError::InvalidOutput { .. }
-            | ToolCallError::Serialize { .. } => FailureKind::Tool,
+        use ToolCallErrorKind as K;
+        let kind = match error.kind() {
+            K::Blocked(_) => FailureKind::Blocked,
+            K::InvalidInput { .. } | K::NotInApp => FailureKind::Rejected,
+            K::ToolFailed { .. }
+            | K::ToolPanicked { .. }
+            | K::Timeout { .. }
+            | K::InvalidOutput { .. }
+            | K::Serialize { .. } => FailureKind::Tool,
             // Interceptor failures, dependencies, anything unforeseen: fail closed.
             _ => FailureKind::Guard,
         };
@@ -250,10 +286,10 @@ impl<O> CallOutcome<O> {
     pub fn decision(&self) -> CallDecision {
         match self {
             Self::Ran(_) => CallDecision::Allowed,
-            Self::Replied {
+            Self::ReplyToModel {
                 interceptor,
                 message,
-            } => CallDecision::RepliedToModel {
+            } => CallDecision::ReplyToModel {
                 interceptor: (*interceptor).to_string(),
                 message: message.clone(),
             },
@@ -272,14 +308,31 @@ impl<O> CallOutcome<O> {
                     },
                 },
                 FailureKind::Approval => CallDecision::AwaitingApproval {
-                    channel: match &f.error {
-                        ToolCallError::ApprovalRequired { channel, .. } => (*channel).to_string(),
+                    channel: match f.error.kind() {
+                        ToolCallErrorKind::ApprovalRequired { channel, .. } => {
+                            (*channel).to_string()
+                        }
                         _ => String::new(),
                     },
                 },
                 FailureKind::Guard => CallDecision::GuardFailed {
                     error: f.error.to_string(),
                 },
+            },
+        }
+    }
+
+    /// Who decided how the call ended: the interceptor that replied to the model or blocked it,
+    /// the interceptor that failed closed, or the approval channel the call waits for. `None`
+    /// when every guard allowed (whether the tool then ran or failed) or the input was refused.
+    pub fn decided_by(&self) -> Option<&'static str> {
+        match self {
+            Self::Ran(_) => None,
+            Self::ReplyToModel { interceptor, .. } => Some(interceptor),
+            Self::Failed(f) => match f.error.kind() {
+                ToolCallErrorKind::ApprovalRequired { channel, .. } => Some(channel),
+                _ if f.kind == FailureKind::Tool => None,
+                _ => f.error.interceptor(),
             },
         }
     }
@@ -307,10 +360,10 @@ impl<O> CallOutcome<O> {
     pub fn map<U>(self, f: impl FnOnce(O) -> U) -> CallOutcome<U> {
         match self {
             Self::Ran(o) => CallOutcome::Ran(f(o)),
-            Self::Replied {
+            Self::ReplyToModel {
                 interceptor,
                 message,
-            } => CallOutcome::Replied {
+            } => CallOutcome::ReplyToModel {
                 interceptor,
                 message,
             },
@@ -323,7 +376,7 @@ impl<O> CallOutcome<O> {
     pub fn into_direct(self, tool_name: &str, call_id: &str) -> Result<O, ToolCallError> {
         match self {
             Self::Ran(o) => Ok(o),
-            Self::Replied {
+            Self::ReplyToModel {
                 interceptor,
                 message,
             } => Err(reply_as_block(tool_name, call_id, interceptor, message)),
@@ -339,18 +392,18 @@ impl<O> CallOutcome<O> {
 }
 
 /// A `reply_to_model` where no model reads it: a [`ToolBlockedError`] of kind
-/// [`BlockKind::ReplyToModel`].
+/// [`ToolCallDecision::ReplyToModel`].
 pub(crate) fn reply_as_block(
     tool_name: &str,
     call_id: &str,
     interceptor: &'static str,
     message: String,
 ) -> ToolCallError {
-    ToolCallError::Blocked(ToolBlockedError {
+    ToolCallError::from(ToolBlockedError {
         tool_name: tool_name.to_string(),
         call_id: call_id.to_string(),
         interceptor,
-        kind: BlockKind::ReplyToModel { message },
+        kind: ToolCallDecision::ReplyToModel { message },
     })
 }
 
@@ -360,12 +413,19 @@ impl CallOutcome<Rendered> {
     pub fn model_text(&self) -> Option<&str> {
         match self {
             Self::Ran(r) => Some(&r.text),
-            Self::Replied { message, .. } => Some(message),
+            Self::ReplyToModel { message, .. } => Some(message),
             Self::Failed(f) => f.report(),
         }
+    }
+    /// True when `max_result_size` cut the output the model reads.
+    pub fn is_truncated(&self) -> bool {
+        matches!(self, Self::Ran(r) if r.truncated)
     }
     /// True unless the tool ran: a reply, a rejection or a failure (reported or not).
     pub fn is_error(&self) -> bool {
         !matches!(self, Self::Ran(_))
     }
 }
+
+#[cfg(test)]
+mod tests;

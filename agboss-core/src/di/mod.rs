@@ -11,8 +11,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::error::BuildError;
-pub use crate::error::DiError;
+mod error;
+
+pub use error::{BuildError, DiError};
 
 /// What kind of value a dependency is.
 #[derive(Clone, Copy)]
