@@ -220,5 +220,12 @@ async fn a_missing_credential_is_a_typed_error_and_nothing_is_sent() {
     .await
     .unwrap_err();
     assert!(matches!(err, McpError::NoCredential { .. }), "{err}");
+    // A stdio server is one process for every tenant: refused, not shared.
+    let err = McpServer::connect(
+        McpServerConfig::stdio("echo", "true").credentials(InMemoryCredentials::new()),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, McpError::Start { .. }), "{err}");
     server.shutdown().await.expect("shuts down");
 }

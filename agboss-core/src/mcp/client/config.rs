@@ -208,7 +208,9 @@ impl McpServerConfig {
     /// [`McpError::NoCredential`](super::McpError::NoCredential) without being sent. The
     /// static [`header`](Self::header)s still go with every request. [`McpServer::connect`]
     /// lists the tools as [`list_tools_as`](Self::list_tools_as), else with the static headers
-    /// alone (a service account's token, say).
+    /// alone (a service account's token, say). A stdio server has one process for the whole
+    /// app, so it cannot take them: `connect` refuses it
+    /// ([`McpError::Start`](super::McpError::Start)) rather than share one session.
     ///
     /// [`McpServer::connect`]: super::McpServer::connect
     ///
@@ -226,15 +228,13 @@ impl McpServerConfig {
     /// ```
     #[must_use]
     pub fn credentials(mut self, store: impl CredentialStore) -> Self {
-        if let McpTransport::Http { .. } = self.transport {
-            let old = self.per_tenant.take();
-            let mut per_tenant = PerTenant::new(store);
-            if let Some(old) = old {
-                per_tenant.max_connections = old.max_connections;
-                per_tenant.list_as = old.list_as;
-            }
-            self.per_tenant = Some(per_tenant);
+        let old = self.per_tenant.take();
+        let mut per_tenant = PerTenant::new(store);
+        if let Some(old) = old {
+            per_tenant.max_connections = old.max_connections;
+            per_tenant.list_as = old.list_as;
         }
+        self.per_tenant = Some(per_tenant);
         self
     }
 

@@ -82,6 +82,16 @@ impl McpServer {
         let stderr = Arc::new(StdMutex::new(VecDeque::new()));
         let limit = config.connect_timeout;
         let server = config.name;
+        if config.per_tenant.is_some() && matches!(config.transport, McpTransport::Stdio { .. }) {
+            return Err(McpError::Start {
+                server,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "per-tenant credentials need a server over HTTP (a stdio server is one process for every tenant)",
+                ),
+                stderr: StderrTail::default(),
+            });
+        }
         let tenants = config.per_tenant.as_ref().map(TenantPool::new);
         let listing = match tenants
             .as_ref()

@@ -151,6 +151,7 @@ impl fmt::Debug for McpServe {
             .field("agent", &self.agent)
             .field("tenant", &self.tenant)
             .field("authenticator", &self.authenticator.is_some())
+            .field("oauth", &self.oauth_resource())
             .field("path", &self.path)
             .finish_non_exhaustive()
     }
@@ -320,6 +321,14 @@ impl McpServe {
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
         self
+    }
+
+    /// The OAuth resource URI served, if any.
+    fn oauth_resource(&self) -> Option<&str> {
+        #[cfg(feature = "mcp-oauth")]
+        return self.oauth.as_ref().map(|o| o.resource());
+        #[cfg(not(feature = "mcp-oauth"))]
+        None
     }
 
     /// The rmcp handler, serving every call as the fixed [`McpServe::tenant`] (no

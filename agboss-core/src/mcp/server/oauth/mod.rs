@@ -16,6 +16,7 @@
 //!
 //! The answers' bodies are JSON-RPC errors that say no more than the status; the reason is
 //! logged (`tracing`, `debug`). See [`McpServe::oauth`](super::McpServe::oauth).
+mod cache;
 mod gate;
 mod jwks;
 mod types;
@@ -35,6 +36,9 @@ pub use types::{OAuthConfigError, OAuthError, OAuthIdentity, TokenClaims};
 pub(crate) use gate::{authenticate as gate_authenticate, metadata_router, scope_layer};
 
 type IdentityFn = dyn Fn(&TokenClaims) -> Result<OAuthIdentity, OAuthError> + Send + Sync;
+
+/// How many validated tokens are remembered by default: 4096.
+pub const DEFAULT_TOKEN_CACHE: usize = 4096;
 
 /// The longest access token read: 16 KiB.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -80,6 +84,7 @@ pub struct OAuthResourceServer {
     tenant_claim: String,
     identity: Option<Arc<IdentityFn>>,
     jwks: jwks::Jwks,
+    cache: cache::TokenCache,
 }
 
 impl fmt::Debug for OAuthResourceServer {
@@ -133,6 +138,7 @@ impl OAuthResourceServer {
             tenant_claim: "tenant".to_string(),
             identity: None,
             jwks: jwks::Jwks::new(jwks_uri, algorithms),
+            cache: cache::TokenCache::new(DEFAULT_TOKEN_CACHE),
         })
     }
 
@@ -218,6 +224,16 @@ impl OAuthResourceServer {
         self
     }
 
+    /// How many validated tokens are remembered (default [`DEFAULT_TOKEN_CACHE`]; 0: none), so
+    /// that a client's next request with the same token skips the signature check: each is
+    /// kept until it expires, and no longer than the JWKS's maximum age
+    /// ([`jwks_refresh`](Self::jwks_refresh)).
+    #[must_use]
+    pub fn token_cache(mut self, capacity: usize) -> Self {
+        self.cache = cache::TokenCache::new(capacity);
+        self
+    }
+
     /// The resource's canonical URI.
     pub fn resource(&self) -> &str {
         &self.resource
@@ -263,6 +279,11 @@ impl OAuthResourceServer {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(OAuthError::Malformed);
         }
+        let now = jsonwebtoken::get_current_timestamp();
+        let digest = cache::TokenCache::digest(token);
+        if let Some(identity) = self.cache.get(&digest, now) {
+            return Ok(identity);
+        }
         let header = jsonwebtoken::decode_header(token).map_err(|_| OAuthError::Malformed)?;
         if !self.validation.algorithms.contains(&header.alg) {
             return Err(OAuthError::AlgorithmNotAllowed);
@@ -284,10 +305,18 @@ impl OAuthResourceServer {
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key.decoding, &validation)
             .map_err(|e| refused(e.into_kind()))?;
         let claims = TokenClaims(data.claims);
-        match &self.identity {
-            Some(map) => map(&claims),
-            None => self.default_identity(&claims),
+        let identity = match &self.identity {
+            Some(map) => map(&claims)?,
+            None => self.default_identity(&claims)?,
+        };
+        // Until it expires (the leeway included), and no longer than the keys are trusted.
+        if let Some(exp) = claims.get("exp").and_then(Value::as_u64) {
+            let until = exp
+                .saturating_add(self.validation.leeway)
+                .min(now.saturating_add(self.jwks.max_age.as_secs()));
+            self.cache.insert(digest, identity.clone(), until, now);
         }
+        Ok(identity)
     }
 
     fn default_identity(&self, claims: &TokenClaims) -> Result<OAuthIdentity, OAuthError> {
@@ -363,112 +392,4 @@ fn checked_url(what: &'static str, url: &str) -> Result<reqwest::Url, OAuthConfi
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls_must_be_absolute_and_https_off_loopback() {
-        let new = |resource: &str| {
-            OAuthResourceServer::new(
-                resource,
-                "https://id.example.com",
-                "https://id.example.com/jwks",
-            )
-        };
-        assert!(new("https://mcp.example.com/mcp").is_ok());
-        assert!(new("http://127.0.0.1:8080/mcp").is_ok());
-        assert!(new("http://[::1]:8080/mcp").is_ok());
-        assert!(new("http://localhost/mcp").is_ok());
-        for bad in [
-            "mcp.example.com/mcp",
-            "/mcp",
-            "https://mcp.example.com/mcp#f",
-            "ftp://x/y",
-        ] {
-            assert!(
-                matches!(new(bad), Err(OAuthConfigError::InvalidUrl { .. })),
-                "{bad}"
-            );
-        }
-        assert!(matches!(
-            new("http://mcp.example.com/mcp"),
-            Err(OAuthConfigError::Insecure { .. })
-        ));
-        let jwks = OAuthResourceServer::new(
-            "https://m.example.com",
-            "https://id.example.com",
-            "http://id.example.com/jwks",
-        );
-        assert!(matches!(
-            jwks,
-            Err(OAuthConfigError::Insecure {
-                what: "jwks_uri",
-                ..
-            })
-        ));
-    }
-
-    #[test]
-    fn the_metadata_url_inserts_the_well_known_path() {
-        let at = |resource: &str| {
-            OAuthResourceServer::new(
-                resource,
-                "https://id.example.com",
-                "https://id.example.com/jwks",
-            )
-            .unwrap()
-            .metadata_url()
-        };
-        assert_eq!(
-            at("https://m.example.com/mcp/"),
-            "https://m.example.com/.well-known/oauth-protected-resource/mcp"
-        );
-        assert_eq!(
-            at("https://m.example.com"),
-            "https://m.example.com/.well-known/oauth-protected-resource"
-        );
-        assert_eq!(
-            at("http://127.0.0.1:9/a/b"),
-            "http://127.0.0.1:9/.well-known/oauth-protected-resource/a/b"
-        );
-    }
-
-    #[tokio::test]
-    async fn malformed_tokens_are_refused_without_fetching_keys() {
-        // The JWKS URI is never reached: a token that is not a JWT fails first.
-        let oauth = OAuthResourceServer::new(
-            "https://m.example.com",
-            "https://id.example.com",
-            "https://127.0.0.1:1/jwks",
-        )
-        .unwrap();
-        let long = "a".repeat(MAX_TOKEN_BYTES + 1);
-        for token in [
-            "",
-            "x",
-            "a.b",
-            "a.b.c",
-            "e30.e30.e30",
-            "\u{0}.\u{1}.\u{2}",
-            long.as_str(),
-        ] {
-            assert!(
-                matches!(oauth.validate(token).await, Err(OAuthError::Malformed)),
-                "{token:?}"
-            );
-        }
-        // alg none, and HS256: not allowed, whatever the key.
-        // base64url of {"alg":"none"} and {"alg":"HS256","kid":"k"}
-        for header in ["eyJhbGciOiJub25lIn0", "eyJhbGciOiJIUzI1NiIsImtpZCI6ImsifQ"] {
-            let token = format!("{header}.e30.sig");
-            let refused = oauth.validate(&token).await;
-            assert!(
-                matches!(
-                    refused,
-                    Err(OAuthError::Malformed | OAuthError::AlgorithmNotAllowed)
-                ),
-                "{header}: {refused:?}"
-            );
-        }
-    }
-}
+mod tests;
