@@ -133,6 +133,27 @@ impl fmt::Debug for TenantContext {
     }
 }
 
+tokio::task_local! {
+    /// The tenant of the tool call whose `run` is being polled (set by the pipeline around the
+    /// `run` of an MCP tool): what a remote server's per-tenant credentials are resolved by.
+    static CALL_TENANT: Option<TenantContext>;
+}
+
+/// Runs `run` (a tool's `run`) with `tenant` as the call's tenant ([`call_tenant`]).
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) fn with_call_tenant<F: std::future::Future>(
+    tenant: Option<&TenantContext>,
+    run: F,
+) -> impl std::future::Future<Output = F::Output> {
+    CALL_TENANT.scope(tenant.cloned(), run)
+}
+
+/// The tenant of the tool call being run, if any (`None` outside [`with_call_tenant`]).
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) fn call_tenant() -> Option<TenantContext> {
+    CALL_TENANT.try_with(Clone::clone).ok().flatten()
+}
+
 impl From<&str> for TenantContext {
     fn from(id: &str) -> Self {
         Self::new(id)

@@ -265,7 +265,19 @@ async fn run_tool<T: Tool>(
             Err(source) => return tool_dependency(meta, source),
         },
     };
-    match bounded_by(tool.run(input), limit).await {
+    // An MCP tool resolves its server's per-tenant credentials from the call's tenant.
+    #[cfg(feature = "mcp")]
+    let run = if meta.mcp.is_some() {
+        futures::future::Either::Left(crate::di::with_call_tenant(
+            resolver.tenant(),
+            tool.run(input),
+        ))
+    } else {
+        futures::future::Either::Right(tool.run(input))
+    };
+    #[cfg(not(feature = "mcp"))]
+    let run = tool.run(input);
+    match bounded_by(run, limit).await {
         Some(Ok(out)) => CallOutcome::Ran(out),
         Some(Err(error)) => CallOutcome::failed(
             FailureKind::Tool,

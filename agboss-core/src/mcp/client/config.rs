@@ -3,6 +3,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::credentials::{CredentialStore, PerTenant};
+use crate::di::TenantContext;
+
 /// The default bound of one `tools/call`: 60 s.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default bound of starting and initializing a server and listing its tools: 30 s.
@@ -36,6 +39,8 @@ pub struct McpServerConfig {
     pub(crate) connect_timeout: Duration,
     pub(crate) reconnect_attempts: usize,
     pub(crate) reconnect_window: Duration,
+    /// Per-tenant credentials (HTTP only).
+    pub(crate) per_tenant: Option<PerTenant>,
 }
 
 /// How the client reaches the server.
@@ -72,6 +77,7 @@ impl McpServerConfig {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             reconnect_attempts: DEFAULT_RECONNECT_ATTEMPTS,
             reconnect_window: DEFAULT_RECONNECT_WINDOW,
+            per_tenant: None,
         }
     }
 
@@ -191,6 +197,65 @@ impl McpServerConfig {
     pub fn reconnect(mut self, attempts: usize, window: Duration) -> Self {
         self.reconnect_attempts = attempts;
         self.reconnect_window = window;
+        self
+    }
+
+    /// Each call runs with its tenant's own credential from `store` (HTTP only): the run's
+    /// tenant is looked up per call, the call is sent on a session opened with that credential
+    /// (pooled per tenant and credential, at most
+    /// [`max_tenant_connections`](Self::max_tenant_connections)), and a call without a tenant
+    /// or whose tenant has no credential fails with
+    /// [`McpError::NoCredential`](super::McpError::NoCredential) without being sent. The
+    /// static [`header`](Self::header)s still go with every request. [`McpServer::connect`]
+    /// lists the tools as [`list_tools_as`](Self::list_tools_as), else with the static headers
+    /// alone (a service account's token, say). A stdio server has one process for the whole
+    /// app, so it cannot take them: `connect` refuses it
+    /// ([`McpError::Start`](super::McpError::Start)) rather than share one session.
+    ///
+    /// [`McpServer::connect`]: super::McpServer::connect
+    ///
+    /// ```
+    /// use agboss_core::mcp::client::{InMemoryCredentials, McpCredential, McpServerConfig};
+    ///
+    /// let store = InMemoryCredentials::new();
+    /// store.set("crm", "acme", McpCredential::bearer("t-acme"));
+    /// store.set("crm", "globex", McpCredential::bearer("t-globex"));
+    /// let crm = McpServerConfig::http("crm", "https://crm.example.com/mcp")
+    ///     .credentials(store.clone())
+    ///     .list_tools_as("acme")
+    ///     .max_tenant_connections(16);
+    /// # let _ = crm;
+    /// ```
+    #[must_use]
+    pub fn credentials(mut self, store: impl CredentialStore) -> Self {
+        let old = self.per_tenant.take();
+        let mut per_tenant = PerTenant::new(store);
+        if let Some(old) = old {
+            per_tenant.max_connections = old.max_connections;
+            per_tenant.list_as = old.list_as;
+        }
+        self.per_tenant = Some(per_tenant);
+        self
+    }
+
+    /// The tenant whose credential [`McpServer::connect`](super::McpServer::connect) lists
+    /// the tools with (with [`credentials`](Self::credentials)).
+    #[must_use]
+    pub fn list_tools_as(mut self, tenant: impl Into<TenantContext>) -> Self {
+        if let Some(per_tenant) = &mut self.per_tenant {
+            per_tenant.list_as = Some(tenant.into());
+        }
+        self
+    }
+
+    /// The bound of pooled per-tenant sessions (default
+    /// [`DEFAULT_MAX_TENANT_CONNECTIONS`](super::DEFAULT_MAX_TENANT_CONNECTIONS)); past it
+    /// the least recently used is closed.
+    #[must_use]
+    pub fn max_tenant_connections(mut self, max: usize) -> Self {
+        if let Some(per_tenant) = &mut self.per_tenant {
+            per_tenant.max_connections = max.max(1);
+        }
         self
     }
 

@@ -12,8 +12,11 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt as _;
 
 use super::config::{McpServerConfig, McpTransport};
+use super::credentials::McpCredential;
 use super::error::{McpError, StderrTail};
+use super::pool::{Slot, TenantPool, lock};
 use super::reconnect::{BoundedReconnect, http_client};
+use crate::di::TenantContext;
 
 /// How many lines of a stdio server's stderr are kept for error messages.
 const STDERR_LINES: usize = 20;
@@ -56,18 +59,11 @@ pub struct McpServer {
 struct Inner {
     config: McpServerConfig,
     tools: Vec<McpRemoteTool>,
-    /// The open session: read (a peer cloned) by every call, held only for that.
-    session: StdMutex<Session>,
-    /// Held while a new session is being opened, so that one fault opens one.
-    connecting: tokio::sync::Mutex<()>,
+    /// The app's session (never used for calls when the server takes per-tenant credentials).
+    shared: Arc<Slot>,
+    /// The per-tenant sessions, with per-tenant credentials.
+    tenants: Option<TenantPool>,
     stderr: Arc<StdMutex<VecDeque<String>>>,
-}
-
-#[derive(Default)]
-struct Session {
-    running: Option<RunningService<RoleClient, ()>>,
-    /// Bumped at every new connection: a fault resets only the connection it happened on.
-    generation: u64,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -86,8 +82,32 @@ impl McpServer {
         let stderr = Arc::new(StdMutex::new(VecDeque::new()));
         let limit = config.connect_timeout;
         let server = config.name;
+        if config.per_tenant.is_some() && matches!(config.transport, McpTransport::Stdio { .. }) {
+            return Err(McpError::Start {
+                server,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "per-tenant credentials need a server over HTTP (a stdio server is one process for every tenant)",
+                ),
+                stderr: StderrTail::default(),
+            });
+        }
+        let tenants = config.per_tenant.as_ref().map(TenantPool::new);
+        let listing = match tenants
+            .as_ref()
+            .and_then(|p| Some((p, p.list_as.as_ref()?)))
+        {
+            Some((pool, tenant)) => {
+                Some((tenant.clone(), credential_of(pool, &config, tenant).await?))
+            }
+            None => None,
+        };
+        let extra = listing
+            .as_ref()
+            .map(|(_, c)| c.headers())
+            .unwrap_or_default();
         let connected = tokio::time::timeout(limit, async {
-            let running = open(&config, &stderr).await?;
+            let running = open(&config, &stderr, extra).await?;
             let listed = running
                 .peer()
                 .list_all_tools()
@@ -117,15 +137,26 @@ impl McpServer {
                     .map(|s| serde_json::Value::Object((*s).clone())),
             })
             .collect();
+        let shared = match (&tenants, listing) {
+            (None, _) => Slot::open(running),
+            // The listing session is the listing tenant's first.
+            (Some(pool), Some((tenant, credential))) => {
+                pool.slot(tenant.tenant_id(), credential.digest())
+                    .install(running);
+                Slot::default()
+            }
+            // Listed with the static headers alone: not a session any call may use.
+            (Some(_), None) => {
+                drop(running);
+                Slot::default()
+            }
+        };
         Ok(Self {
             inner: Arc::new(Inner {
                 config,
                 tools,
-                session: StdMutex::new(Session {
-                    running: Some(running),
-                    generation: 1,
-                }),
-                connecting: tokio::sync::Mutex::new(()),
+                shared: Arc::new(shared),
+                tenants,
                 stderr,
             }),
         })
@@ -158,7 +189,8 @@ impl McpServer {
 
     /// Whether a session is open now (false after a fault, until the next call reconnects).
     pub fn is_connected(&self) -> bool {
-        self.current().is_some()
+        self.inner.shared.current().is_some()
+            || self.inner.tenants.as_ref().is_some_and(|p| p.len() > 0)
     }
 
     /// One `tools/call`, bounded by `limit` (or the config's call timeout). An `isError`
@@ -172,7 +204,8 @@ impl McpServer {
     ) -> Result<CallToolResult, McpError> {
         let server = self.name();
         let during = || format!("tools/call `{tool}`");
-        let (peer, generation) = self.peer().await?;
+        let (slot, extra) = self.slot_for_call().await?;
+        let (peer, generation) = self.peer(&slot, &extra).await?;
         let limit = limit.map_or(self.inner.config.call_timeout, |l| {
             l.min(self.inner.config.call_timeout)
         });
@@ -186,12 +219,12 @@ impl McpServer {
                 message: e.message.into_owned(),
             }),
             Ok(Err(e)) => {
-                self.reset(generation);
+                slot.reset(generation);
                 Err(service_error(server, &during(), e))
             }
             Err(_) => {
                 // A server that does not answer in time is not trusted with the next call.
-                self.reset(generation);
+                slot.reset(generation);
                 Err(McpError::TimedOut {
                     server,
                     during: during(),
@@ -201,76 +234,91 @@ impl McpServer {
         }
     }
 
-    /// The open session's peer, if it is open.
-    fn current(&self) -> Option<(Peer<RoleClient>, u64)> {
-        let mut session = lock(&self.inner.session);
-        match &session.running {
-            Some(running) if !running.is_transport_closed() => {
-                Some((running.peer().clone(), session.generation))
-            }
-            Some(_) => {
-                session.running = None;
-                None
-            }
-            None => None,
-        }
+    /// The session a call runs on, and the headers it is opened with beyond the static ones:
+    /// the app's, or the one of the call's tenant and its credential.
+    async fn slot_for_call(&self) -> Result<(Arc<Slot>, Vec<(String, String)>), McpError> {
+        let Some(pool) = &self.inner.tenants else {
+            return Ok((Arc::clone(&self.inner.shared), Vec::new()));
+        };
+        let tenant = crate::di::call_tenant().ok_or(McpError::NoCredential {
+            server: self.name(),
+            tenant: None,
+        })?;
+        let credential = credential_of(pool, &self.inner.config, &tenant).await?;
+        let slot = pool.slot(tenant.tenant_id(), credential.digest());
+        Ok((slot, credential.headers().to_vec()))
     }
 
-    /// The open session's peer, connecting first when there is none.
-    async fn peer(&self) -> Result<(Peer<RoleClient>, u64), McpError> {
-        if let Some(open) = self.current() {
+    /// The peer of `slot`'s session, opening one first when there is none.
+    async fn peer(
+        &self,
+        slot: &Slot,
+        extra: &[(String, String)],
+    ) -> Result<(Peer<RoleClient>, u64), McpError> {
+        if let Some(open) = slot.current() {
             return Ok(open);
         }
-        let _connecting = self.inner.connecting.lock().await;
+        let _connecting = slot.connecting.lock().await;
         // Another call may have reconnected meanwhile.
-        if let Some(open) = self.current() {
+        if let Some(open) = slot.current() {
             return Ok(open);
         }
         let config = &self.inner.config;
-        let running =
-            match tokio::time::timeout(config.connect_timeout, open(config, &self.inner.stderr))
-                .await
-            {
-                Ok(running) => running?,
-                Err(_) => {
-                    return Err(McpError::TimedOut {
-                        server: config.name,
-                        during: "initialize".into(),
-                        after_ms: millis(config.connect_timeout),
-                    });
-                }
-            };
-        tracing::debug!(server = config.name, "MCP session re-established");
-        let peer = running.peer().clone();
-        let mut session = lock(&self.inner.session);
-        session.running = Some(running);
-        session.generation += 1;
-        Ok((peer, session.generation))
-    }
-
-    /// Drops the connection a fault happened on (not a newer one).
-    fn reset(&self, generation: u64) {
-        let old = {
-            let mut session = lock(&self.inner.session);
-            if session.generation != generation {
-                return;
+        let running = match tokio::time::timeout(
+            config.connect_timeout,
+            open(config, &self.inner.stderr, extra),
+        )
+        .await
+        {
+            Ok(running) => running?,
+            Err(_) => {
+                return Err(McpError::TimedOut {
+                    server: config.name,
+                    during: "initialize".into(),
+                    after_ms: millis(config.connect_timeout),
+                });
             }
-            session.running.take()
         };
-        drop(old);
+        tracing::debug!(server = config.name, "MCP session (re-)established");
+        Ok(slot.install(running))
+    }
+}
+
+/// `tenant`'s credential for the server, within the call timeout.
+async fn credential_of(
+    pool: &TenantPool,
+    config: &McpServerConfig,
+    tenant: &TenantContext,
+) -> Result<McpCredential, McpError> {
+    let server = config.name;
+    let lookup = pool.store.credential(server, tenant);
+    match tokio::time::timeout(config.call_timeout, lookup).await {
+        Ok(Ok(Some(credential))) => Ok(credential),
+        Ok(Ok(None)) => Err(McpError::NoCredential {
+            server,
+            tenant: Some(tenant.tenant_id().to_owned()),
+        }),
+        Ok(Err(source)) => Err(McpError::Credentials {
+            server,
+            tenant: tenant.tenant_id().to_owned(),
+            source,
+        }),
+        Err(_) => Err(McpError::TimedOut {
+            server,
+            during: format!("the credential lookup of tenant `{}`", tenant.tenant_id()),
+            after_ms: millis(config.call_timeout),
+        }),
     }
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
         // rmcp kills a child process from a spawned task: without a runtime, drop it in one.
-        let running = self
-            .session
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .running
-            .take();
-        if running.is_some()
+        let mut running: Vec<_> = self.shared.take().into_iter().collect();
+        if let Some(pool) = &self.tenants {
+            running.extend(pool.drain());
+        }
+        if !running.is_empty()
             && tokio::runtime::Handle::try_current().is_err()
             && let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -281,10 +329,12 @@ impl Drop for Inner {
     }
 }
 
-/// Starts (or reaches) the server and initializes a session.
+/// Starts (or reaches) the server and initializes a session; over HTTP with `extra` headers
+/// besides the config's (a tenant's credential).
 async fn open(
     config: &McpServerConfig,
     stderr: &Arc<StdMutex<VecDeque<String>>>,
+    extra: &[(String, String)],
 ) -> Result<RunningService<RoleClient, ()>, McpError> {
     let server = config.name;
     match &config.transport {
@@ -329,7 +379,7 @@ async fn open(
         McpTransport::Http { url, headers } => {
             use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
             let mut custom = std::collections::HashMap::new();
-            for (name, value) in headers {
+            for (name, value) in headers.iter().chain(extra) {
                 let bad = |what: &str| McpError::Start {
                     server,
                     source: std::io::Error::new(
@@ -405,9 +455,4 @@ fn service_error(server: &'static str, during: &str, e: ServiceError) -> McpErro
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// A poisoned tail is still a tail.
-fn lock<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

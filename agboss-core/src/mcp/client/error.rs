@@ -107,4 +107,25 @@ pub enum McpError {
         /// What is wrong.
         message: String,
     },
+    /// The server takes per-tenant credentials
+    /// ([`McpServerConfig::credentials`](super::McpServerConfig::credentials)) and the call has
+    /// no tenant, or its tenant has no credential for it: the call was not sent.
+    #[error("no credential of {} for MCP server `{server}`", match tenant { Some(t) => format!("tenant `{t}`"), None => "a call without tenant".to_string() })]
+    NoCredential {
+        /// The server.
+        server: &'static str,
+        /// The call's tenant (`None`: it had none).
+        tenant: Option<String>,
+    },
+    /// The credential store failed: the call was not sent.
+    #[error("the credential store failed for tenant `{tenant}` of MCP server `{server}`")]
+    Credentials {
+        /// The server.
+        server: &'static str,
+        /// The tenant.
+        tenant: String,
+        /// Why.
+        #[source]
+        source: super::CredentialError,
+    },
 }

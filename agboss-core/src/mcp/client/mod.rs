@@ -17,10 +17,15 @@
 //! only within a bounded reconnection ([`McpServerConfig::reconnect`]: 3 attempts within
 //! 5 s by default). Either way the call fails with [`McpError::ConnectionLost`], not at its
 //! time limit, and the next call connects again.
+//!
+//! With [`McpServerConfig::credentials`] (HTTP), each call carries its tenant's own credential
+//! from a [`CredentialStore`], on a session pooled per tenant and credential.
 mod config;
 mod connection;
+mod credentials;
 mod dto;
 mod error;
+mod pool;
 mod reconnect;
 mod registry;
 mod remote;
@@ -31,6 +36,10 @@ pub use config::{
     DEFAULT_RECONNECT_WINDOW, McpServerConfig, McpTransport,
 };
 pub use connection::{McpRemoteTool, McpServer};
+pub use credentials::{
+    CredentialError, CredentialStore, DEFAULT_MAX_TENANT_CONNECTIONS, InMemoryCredentials,
+    McpCredential,
+};
 pub use dto::{McpArguments, McpResult};
 pub use error::{McpError, StderrTail};
 pub use registry::server_tool_name;

@@ -246,6 +246,9 @@ impl McpAuthenticator for BearerTokens {
     }
 }
 
+/// The JSON-RPC error code of a refused request (implementation-defined server error range).
+pub(crate) const REFUSED: i64 = -32001;
+
 /// Who an authenticated HTTP request runs as: put in the request's extensions by the
 /// authentication layer, read by the tool handler; a session is bound to the caller that
 /// opened it.
@@ -254,6 +257,9 @@ pub(crate) struct Caller {
     pub(crate) tenant: Option<TenantContext>,
     /// [`McpAuthenticator::principal`].
     pub(crate) principal: Option<String>,
+    /// The scopes of its access token (OAuth; `None` for other schemes).
+    #[cfg_attr(not(feature = "mcp-oauth"), allow(dead_code))]
+    pub(crate) scopes: Option<Arc<[String]>>,
 }
 
 impl Caller {

@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::McpServerError;
-use super::auth::{Caller, McpAuthError, McpRequestMeta, SharedAuthenticator};
+use super::auth::{Caller, McpAuthError, McpRequestMeta, REFUSED, SharedAuthenticator};
 use super::handler::McpToolServer;
 use super::limits::{HttpLimits, serve, with_body_limits};
 use super::session::SessionOwners;
@@ -24,11 +24,41 @@ use crate::di::TenantContext;
 /// Ends every session of a router's rmcp service.
 pub(crate) type EndSessions = Box<dyn FnOnce() + Send>;
 
+/// Who authenticates the requests of a router.
+#[derive(Clone)]
+pub(crate) enum Authn {
+    /// An [`McpAuthenticator`](super::McpAuthenticator).
+    Custom(SharedAuthenticator),
+    /// The OAuth resource server: bearer JWTs, scopes, metadata.
+    #[cfg(feature = "mcp-oauth")]
+    OAuth(Arc<super::oauth::OAuthResourceServer>),
+}
+
+impl Authn {
+    /// The caller of a request, or the answer that refuses it.
+    async fn caller(&self, meta: &McpRequestMeta<'_>) -> Result<Caller, Response> {
+        match self {
+            Self::Custom(authenticator) => match authenticator.authenticate(meta).await {
+                Ok(tenant) => Ok(Caller {
+                    tenant,
+                    principal: authenticator.principal(meta),
+                    scopes: None,
+                }),
+                Err(error) => Err(refusal(&error)),
+            },
+            #[cfg(feature = "mcp-oauth")]
+            Self::OAuth(oauth) => super::oauth::gate_authenticate(oauth, meta).await,
+        }
+    }
+}
+
 /// The router of one MCP endpoint at `path`: every request is authenticated first (when an
 /// authenticator is set), then handed to rmcp; with the function that ends every session.
+/// With OAuth, each `tools/call`'s scopes are checked once the body is read, and the
+/// protected resource metadata is served beside the endpoint, without authentication.
 pub(crate) fn router(
     handler: McpToolServer,
-    authenticator: Option<SharedAuthenticator>,
+    authn: Option<Authn>,
     path: &str,
     allowed_hosts: Option<Vec<String>>,
     limits: HttpLimits,
@@ -42,15 +72,30 @@ pub(crate) fn router(
     let sessions = Arc::new(LocalSessionManager::default());
     let owners = Arc::new(SessionOwners::new(Arc::clone(&sessions)));
     let service = StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
-    let mut router = with_body_limits(Router::new().nest_service(path, service), limits);
-    if let Some(authenticator) = authenticator {
+    #[cfg_attr(not(feature = "mcp-oauth"), allow(unused_mut))]
+    let mut endpoint = Router::new().nest_service(path, service);
+    #[cfg(feature = "mcp-oauth")]
+    if let Some(Authn::OAuth(oauth)) = &authn {
+        endpoint = endpoint.layer(axum::middleware::from_fn_with_state(
+            Arc::clone(oauth),
+            super::oauth::scope_layer,
+        ));
+    }
+    let mut router = with_body_limits(endpoint, limits);
+    if let Some(authn) = authn {
+        #[cfg(feature = "mcp-oauth")]
+        let metadata = match &authn {
+            Authn::OAuth(oauth) => Some(super::oauth::metadata_router(oauth)),
+            Authn::Custom(_) => None,
+        };
         router = router.layer(axum::middleware::from_fn_with_state(
-            Gate {
-                authenticator,
-                owners,
-            },
+            Gate { authn, owners },
             authenticate,
         ));
+        #[cfg(feature = "mcp-oauth")]
+        if let Some(metadata) = metadata {
+            router = router.merge(metadata);
+        }
     }
     (router, Box::new(move || token.cancel()))
 }
@@ -58,7 +103,7 @@ pub(crate) fn router(
 /// The state of the authentication layer.
 #[derive(Clone)]
 struct Gate {
-    authenticator: SharedAuthenticator,
+    authn: Authn,
     owners: Arc<SessionOwners>,
 }
 
@@ -69,13 +114,9 @@ struct Gate {
 /// and forgotten when its owner ends it.
 async fn authenticate(State(gate): State<Gate>, mut request: Request, next: Next) -> Response {
     let meta = McpRequestMeta::http(request.headers());
-    let tenant = match gate.authenticator.authenticate(&meta).await {
-        Ok(tenant) => tenant,
-        Err(error) => return refusal(&error),
-    };
-    let caller = Caller {
-        tenant,
-        principal: gate.authenticator.principal(&meta),
+    let caller = match gate.authn.caller(&meta).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
     };
     let session = request
         .headers()
@@ -151,9 +192,6 @@ fn refusal(error: &McpAuthError) -> Response {
     }
     response
 }
-
-/// The JSON-RPC error code of a refused request (implementation-defined server error range).
-const REFUSED: i64 = -32001;
 
 /// An MCP server running over streamable HTTP (see
 /// [`McpServe::http`](super::McpServe::http)). Dropping it leaves the server running on its

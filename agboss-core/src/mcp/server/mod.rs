@@ -26,7 +26,10 @@
 //! it, so no hook runs; an accepted one runs as the tenant the authenticator returned. HTTP
 //! needs an authenticator unless [`McpServe::allow_unauthenticated`] says otherwise. Over stdio
 //! the tenant is [`McpServe::tenant`], or what the authenticator returns once for the session
-//! ([`McpRequestMeta::stdio`]: no headers; read the environment, say).
+//! ([`McpRequestMeta::stdio`]: no headers; read the environment, say). With the feature
+//! `mcp-oauth`, [`McpServe::oauth`] makes the server an OAuth 2.1 resource server instead
+//! (bearer JWTs checked against the issuer's JWKS, scopes per tool, RFC 9728 metadata): see
+//! `oauth`.
 //!
 //! **Sessions.** Over HTTP with the pre-2026 `initialize` handshake, rmcp keeps a session per
 //! client (`Mcp-Session-Id`). A session is bound to the tenant and the principal
@@ -85,9 +88,12 @@
 //! ```
 mod arguments;
 mod auth;
+mod error;
 mod handler;
 mod http;
 mod limits;
+#[cfg(feature = "mcp-oauth")]
+pub mod oauth;
 mod session;
 
 use std::fmt;
@@ -99,6 +105,7 @@ use rmcp::ServiceExt as _;
 use rmcp::model::Implementation;
 
 pub use auth::{BearerTokens, McpAuthError, McpAuthenticator, McpRequestMeta, McpTransportKind};
+pub use error::McpServerError;
 pub use handler::McpToolServer;
 pub use http::McpHttpServer;
 pub use limits::{
@@ -111,59 +118,6 @@ use self::limits::HttpLimits;
 use crate::callback::SharedToolCallback;
 use crate::cascade::BoundTool;
 use crate::di::TenantContext;
-
-/// Why an MCP server could not be built or could not serve.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum McpServerError {
-    /// [`McpServe::agent`] names no agent of the app.
-    #[error("the app has no agent `{name}` to serve over MCP")]
-    UnknownAgent {
-        /// The name.
-        name: String,
-    },
-    /// Two served tools have the same name (MCP tools of an agent's servers, say).
-    #[error("two served tools are named `{name}`: MCP tool names must be unique")]
-    DuplicateTool {
-        /// The name.
-        name: String,
-    },
-    /// HTTP without an authenticator, and [`McpServe::allow_unauthenticated`] was not called.
-    #[error(
-        "serving MCP over HTTP needs an authenticator (`McpServe::authenticator`), or `allow_unauthenticated()` to serve without one"
-    )]
-    NoAuthenticator,
-    /// The address is not a loopback address, and [`McpServe::allow_non_loopback`] was not
-    /// called.
-    #[error(
-        "refusing to serve MCP on {addr}: not a loopback address (call `allow_non_loopback()` to bind it)"
-    )]
-    NotLoopback {
-        /// The address.
-        addr: SocketAddr,
-    },
-    /// The address could not be resolved or bound.
-    #[error("could not bind `{addr}` for MCP over HTTP")]
-    Bind {
-        /// The address as given.
-        addr: String,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The stdio session's authenticator refused it.
-    #[error("the MCP session was refused by its authenticator")]
-    Unauthenticated(#[source] McpAuthError),
-    /// The session did not start (the client sent no valid `initialize`, or went away).
-    #[error("the MCP session did not start")]
-    Start(#[source] Box<dyn std::error::Error + Send + Sync>),
-    /// An I/O error of the server.
-    #[error("MCP server I/O failed")]
-    Io(#[source] std::io::Error),
-    /// The server's task failed.
-    #[error("the MCP server's task failed")]
-    Task(#[source] tokio::task::JoinError),
-}
 
 /// What the app hands the server for one choice of path: the callbacks and the bound tools
 /// of that path (`None`: no such agent).
@@ -180,6 +134,8 @@ pub struct McpServe {
     agent: Option<String>,
     tenant: Option<TenantContext>,
     authenticator: Option<SharedAuthenticator>,
+    #[cfg(feature = "mcp-oauth")]
+    oauth: Option<Arc<oauth::OAuthResourceServer>>,
     unauthenticated: bool,
     non_loopback: bool,
     allowed_hosts: Option<Vec<String>>,
@@ -195,6 +151,7 @@ impl fmt::Debug for McpServe {
             .field("agent", &self.agent)
             .field("tenant", &self.tenant)
             .field("authenticator", &self.authenticator.is_some())
+            .field("oauth", &self.oauth_resource())
             .field("path", &self.path)
             .finish_non_exhaustive()
     }
@@ -219,6 +176,8 @@ impl McpServe {
             agent: None,
             tenant: None,
             authenticator: None,
+            #[cfg(feature = "mcp-oauth")]
+            oauth: None,
             unauthenticated: false,
             non_loopback: false,
             allowed_hosts: None,
@@ -247,6 +206,41 @@ impl McpServe {
     /// Who may call, and as which tenant (see [`McpAuthenticator`]).
     pub fn authenticator(mut self, authenticator: impl McpAuthenticator) -> Self {
         self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// Serves HTTP as an OAuth 2.1 resource server (feature `mcp-oauth`): each request's
+    /// bearer JWT is checked by `oauth` and runs as the tenant of its claims, each
+    /// `tools/call` needs its tool's scopes, and the protected resource metadata is served at
+    /// `/.well-known/oauth-protected-resource` (see [`oauth`]). Over HTTP it takes the place
+    /// of an [`authenticator`](Self::authenticator); stdio has no tokens (its tenant is
+    /// [`McpServe::tenant`] or the authenticator's).
+    ///
+    /// ```
+    /// # use agboss_core::{tool, App, ToolError, ToolHandler};
+    /// # use agboss_core::dto::Dto;
+    /// # #[derive(Dto, Debug, Clone, PartialEq)]
+    /// # pub struct EchoDto { #[text(prompt = "Text")] pub text: String }
+    /// # #[tool(name = "echo-tool", description = "Echoes", input = EchoDto, output = EchoDto)]
+    /// # pub struct EchoTool;
+    /// # impl ToolHandler<EchoDto, EchoDto> for EchoTool {
+    /// #     async fn run(&self, input: EchoDto) -> Result<EchoDto, ToolError> { Ok(input) }
+    /// # }
+    /// use agboss_core::mcp::server::McpServerError;
+    /// use agboss_core::mcp::server::oauth::OAuthResourceServer;
+    ///
+    /// let app = App::builder().tool::<EchoTool>().build()?;
+    /// let oauth = || OAuthResourceServer::new("https://mcp.example.com/mcp",
+    ///     "https://id.example.com", "https://id.example.com/jwks");
+    /// let router = app.serve_mcp().oauth(oauth()?.tool_scopes("echo-tool", ["echo"])).router()?;
+    /// let typo = app.serve_mcp().oauth(oauth()?.tool_scopes("echo-tool2", ["echo"])).router();
+    /// assert!(matches!(typo, Err(McpServerError::UnknownScopedTool { .. })));
+    /// # let _ = router;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "mcp-oauth")]
+    pub fn oauth(mut self, oauth: oauth::OAuthResourceServer) -> Self {
+        self.oauth = Some(Arc::new(oauth));
         self
     }
 
@@ -327,6 +321,14 @@ impl McpServe {
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
         self
+    }
+
+    /// The OAuth resource URI served, if any.
+    fn oauth_resource(&self) -> Option<&str> {
+        #[cfg(feature = "mcp-oauth")]
+        return self.oauth.as_ref().map(|o| o.resource());
+        #[cfg(not(feature = "mcp-oauth"))]
+        None
     }
 
     /// The rmcp handler, serving every call as the fixed [`McpServe::tenant`] (no
@@ -424,15 +426,28 @@ impl McpServe {
     }
 
     fn http_router(&self) -> Result<(axum::Router, http::EndSessions), McpServerError> {
-        let tenant = match (&self.authenticator, self.unauthenticated) {
+        let authn = self.authenticator.clone().map(http::Authn::Custom);
+        #[cfg(feature = "mcp-oauth")]
+        let authn = self.oauth.clone().map(http::Authn::OAuth).or(authn);
+        let tenant = match (&authn, self.unauthenticated) {
             (Some(_), _) => TenantSource::PerRequest,
             (None, true) => TenantSource::Fixed(self.tenant.clone()),
             (None, false) => return Err(McpServerError::NoAuthenticator),
         };
         let handler = self.build(tenant)?;
+        #[cfg(feature = "mcp-oauth")]
+        if let Some(oauth) = &self.oauth
+            && let Some(name) = oauth
+                .scoped_tools()
+                .find(|name| !handler.tool_names().any(|served| served == *name))
+        {
+            return Err(McpServerError::UnknownScopedTool {
+                name: name.to_string(),
+            });
+        }
         Ok(http::router(
             handler,
-            self.authenticator.clone(),
+            authn,
             &self.path,
             self.allowed_hosts.clone(),
             self.limits,

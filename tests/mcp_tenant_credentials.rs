@@ -1,0 +1,232 @@
+//! Per-tenant credentials of a remote MCP server (`McpServerConfig::credentials`): the remote
+//! is a small streamable-HTTP MCP server started here (this crate's own `serve_mcp`, on rmcp's
+//! server side) whose authenticator takes any bearer token and whose `whoami-tool` answers the
+//! token it saw. A call of tenant A never uses tenant B's token (also concurrently, also with a
+//! pool of one session), a refreshed token is used from the next call on, and a tenant without
+//! a credential (or a call without a tenant) fails with `McpError::NoCredential` unsent.
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agboss_core::dto::Dto;
+use agboss_core::error::ToolCallErrorKind;
+use agboss_core::mcp::client::{
+    InMemoryCredentials, McpCredential, McpError, McpServer, McpServerConfig,
+};
+use agboss_core::mcp::server::{McpAuthError, McpAuthenticator, McpHttpServer, McpRequestMeta};
+use agboss_core::{App, TenantContext, ToolCallError, ToolError, ToolHandler, mcp_tool, tool};
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct NoteDto {
+    #[text(prompt = "A note")]
+    pub note: String,
+}
+
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct SeenDto {
+    #[text(prompt = "The bearer token the server saw")]
+    pub seen: String,
+    #[text(prompt = "The note")]
+    pub note: String,
+}
+
+/// On the remote: answers the tenant its authenticator gave the call, i.e. the token.
+#[tool(name = "whoami-tool", description = "Says which token it saw", input = NoteDto,
+       output = SeenDto, deps = [TenantContext])]
+pub struct WhoamiTool {
+    tenant: TenantContext,
+}
+
+impl ToolHandler<NoteDto, SeenDto> for WhoamiTool {
+    async fn run(&self, input: NoteDto) -> Result<SeenDto, ToolError> {
+        Ok(SeenDto {
+            seen: self.tenant.tenant_id().to_owned(),
+            note: input.note,
+        })
+    }
+}
+
+/// Any bearer token is accepted, as the tenant named by the token itself; counts requests.
+struct EchoTokens(Arc<AtomicUsize>);
+
+impl McpAuthenticator for EchoTokens {
+    async fn authenticate(
+        &self,
+        request: &McpRequestMeta<'_>,
+    ) -> Result<Option<TenantContext>, McpAuthError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        let token = request
+            .bearer_token()
+            .ok_or(McpAuthError::MissingCredentials)?;
+        Ok(Some(TenantContext::new(token)))
+    }
+}
+
+async fn echo_server() -> (McpHttpServer, Arc<AtomicUsize>) {
+    let requests = Arc::new(AtomicUsize::new(0));
+    let app = App::builder()
+        .tool::<WhoamiTool>()
+        .build()
+        .expect("remote app");
+    let server = app
+        .serve_mcp()
+        .authenticator(EchoTokens(Arc::clone(&requests)))
+        .http("127.0.0.1:0")
+        .await
+        .expect("serves");
+    (server, requests)
+}
+
+/// On the client: the remote tool.
+#[mcp_tool(name = "remote-whoami-tool", description = "Asks the remote which token it saw",
+           server = "echo", remote = "whoami-tool", input = NoteDto, output = SeenDto)]
+pub struct RemoteWhoamiTool;
+
+async fn client_app(url: &str, store: &InMemoryCredentials, max: usize) -> App {
+    let echo = McpServer::connect(
+        McpServerConfig::http("echo", url)
+            .credentials(store.clone())
+            .list_tools_as("acme")
+            .max_tenant_connections(max),
+    )
+    .await
+    .expect("connects as acme");
+    App::builder()
+        .mcp_server(echo)
+        .tool::<RemoteWhoamiTool>()
+        .mcp_server_tools("echo")
+        .build()
+        .expect("client app")
+}
+
+async fn seen(app: &App, tenant: &str, note: &str) -> Result<SeenDto, ToolCallError> {
+    app.tool::<RemoteWhoamiTool>()
+        .tenant(tenant)
+        .invoke(NoteDto { note: note.into() })
+        .await
+}
+
+fn mcp_error(error: &ToolCallError) -> &McpError {
+    let ToolCallErrorKind::ToolFailed { error, .. } = error.kind() else {
+        panic!("{error:?}")
+    };
+    error
+        .source_error()
+        .downcast_ref::<McpError>()
+        .unwrap_or_else(|| panic!("{error:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_tenants_calls_carry_its_own_token_and_never_another() {
+    let (server, _) = echo_server().await;
+    let store = InMemoryCredentials::new();
+    store.set("echo", "acme", McpCredential::bearer("tok-acme"));
+    store.set("echo", "globex", McpCredential::bearer("tok-globex"));
+    let app = client_app(&server.url(), &store, 8).await;
+
+    assert_eq!(seen(&app, "acme", "1").await.unwrap().seen, "tok-acme");
+    assert_eq!(seen(&app, "globex", "2").await.unwrap().seen, "tok-globex");
+    // Interleaved and concurrent: every answer is its own tenant's.
+    let calls = (0..24).map(|i| {
+        let (app, tenant) = (&app, if i % 2 == 0 { "acme" } else { "globex" });
+        async move { (tenant, seen(app, tenant, &i.to_string()).await) }
+    });
+    for (tenant, answer) in futures::future::join_all(calls).await {
+        let answer = answer.unwrap();
+        assert_eq!(answer.seen, format!("tok-{tenant}"), "{answer:?}");
+    }
+    // A whole server's tool resolves the credential the same way.
+    let whole = app
+        .tool_by_name("echo__whoami-tool")
+        .expect("listed")
+        .tenant("globex")
+        .invoke_json(r#"{"note": "w"}"#)
+        .await
+        .unwrap();
+    assert!(
+        whole.contains("tok-globex") && !whole.contains("tok-acme"),
+        "{whole}"
+    );
+
+    // A refreshed token is used from the next call on.
+    store.set("echo", "acme", McpCredential::bearer("tok-acme-2"));
+    assert_eq!(seen(&app, "acme", "3").await.unwrap().seen, "tok-acme-2");
+    server.shutdown().await.expect("shuts down");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_of_one_session_still_keeps_tenants_apart() {
+    let (server, _) = echo_server().await;
+    let store = InMemoryCredentials::new();
+    store.set("echo", "acme", McpCredential::bearer("tok-acme"));
+    store.set("echo", "globex", McpCredential::bearer("tok-globex"));
+    let app = client_app(&server.url(), &store, 1).await;
+    for round in 0..4 {
+        for tenant in ["acme", "globex"] {
+            let answer = seen(&app, tenant, &round.to_string()).await.unwrap();
+            assert_eq!(answer.seen, format!("tok-{tenant}"));
+        }
+    }
+    let calls = (0..10).map(|i| {
+        let (app, tenant) = (&app, if i % 2 == 0 { "acme" } else { "globex" });
+        async move { (tenant, seen(app, tenant, "c").await) }
+    });
+    for (tenant, answer) in futures::future::join_all(calls).await {
+        assert_eq!(answer.unwrap().seen, format!("tok-{tenant}"));
+    }
+    server.shutdown().await.expect("shuts down");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_credential_is_a_typed_error_and_nothing_is_sent() {
+    let (server, requests) = echo_server().await;
+    let store = InMemoryCredentials::new();
+    store.set("echo", "acme", McpCredential::bearer("tok-acme"));
+    let app = client_app(&server.url(), &store, 8).await;
+    let before = requests.load(Ordering::SeqCst);
+
+    let err = seen(&app, "initech", "x").await.unwrap_err();
+    assert!(
+        matches!(mcp_error(&err), McpError::NoCredential { server: "echo", tenant: Some(t) } if t == "initech"),
+        "{err:?}"
+    );
+    // No tenant at all: refused the same way, not sent with anyone's token.
+    let err = app
+        .tool::<RemoteWhoamiTool>()
+        .invoke(NoteDto { note: "x".into() })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(mcp_error(&err), McpError::NoCredential { tenant: None, .. }),
+        "{err:?}"
+    );
+    // A credential removed is missing from the next call on.
+    store.remove("echo", "acme");
+    let err = seen(&app, "acme", "x").await.unwrap_err();
+    assert!(
+        matches!(mcp_error(&err), McpError::NoCredential { .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        before,
+        "nothing reached the server"
+    );
+
+    // Listing as a tenant without a credential: `connect` fails, typed.
+    let err = McpServer::connect(
+        McpServerConfig::http("echo", server.url())
+            .credentials(InMemoryCredentials::new())
+            .list_tools_as("acme"),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, McpError::NoCredential { .. }), "{err}");
+    // A stdio server is one process for every tenant: refused, not shared.
+    let err = McpServer::connect(
+        McpServerConfig::stdio("echo", "true").credentials(InMemoryCredentials::new()),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, McpError::Start { .. }), "{err}");
+    server.shutdown().await.expect("shuts down");
+}
