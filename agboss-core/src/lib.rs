@@ -25,6 +25,8 @@
 //! | `openai` | [`model::OpenAiCompatibleModel`] (reqwest over rustls with `ring`, SSE) |
 //! | `anthropic` | [`model::AnthropicModel`] (the same HTTP core) |
 //! | `mcp` | `#[mcp_tool]`, whole MCP servers' tools and `App::serve_mcp` (rmcp, axum) |
+//! | `mcp-oauth` | `McpServe::oauth`: the MCP server as an OAuth 2.1 resource server (jsonwebtoken, RustCrypto) |
+//! | `console` | `agboss_core::console`: the approval inbox and live run pages (axum) |
 //! | `otel` | `telemetry::otel`: export of the spans over OTLP/HTTP |
 //!
 //! This reference is built with every feature (`cargo doc -p agboss-core --all-features`).
@@ -218,5 +220,30 @@ pub use compat::root::{
     Rendered, ToolBlockedError,
 };
 pub use contract::handler_error::{ChannelError, GuardrailError, InterceptorError, ToolError};
+
+// The traits the root re-exported in 0.1, kept so that 0.1 code compiles: rustc cannot mark a
+// re-export deprecated, so they are hidden instead (their homes are the prelude and their modules).
+#[doc(hidden)]
+pub use callback::{ToolCallback, listener::ToolCallListener};
+#[doc(hidden)]
+pub use contract::agent::{Agent, Router};
+#[doc(hidden)]
+pub use contract::channel::ApprovalChannel;
+#[doc(hidden)]
+pub use contract::guardrail::{
+    InputGuardrail, InputGuardrailComponent, OutputGuardrail, OutputGuardrailComponent,
+};
+#[doc(hidden)]
+pub use contract::interceptor::ToolInterceptor;
 pub use contract::outcome::{CallDecision, CallOutcome, ToolCallError};
+#[doc(hidden)]
+pub use contract::pii_policy::PiiPolicy;
+#[doc(hidden)]
+pub use contract::tool::Tool;
+#[doc(hidden)]
+pub use contract::workflow::{Application, Workflow};
+#[doc(hidden)]
+pub use di::Injectable;
 pub use engine::StepFailedError;
+#[doc(hidden)]
+pub use engine::workflow::WorkflowFlow;
