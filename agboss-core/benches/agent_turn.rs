@@ -7,9 +7,6 @@
 use std::time::Duration;
 
 use agboss_core::engine::{RunContext, Target};
-use agboss_core::model::{
-    ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCallRequest,
-};
 use agboss_core::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::StreamExt as _;
@@ -17,23 +14,7 @@ use futures::StreamExt as _;
 mod fixture;
 use fixture::*;
 
-#[tool(name = "get-order-tool", description = "Loads an order", input = OrderInputDto,
-       output = OrderRecordDto)]
-pub struct GetOrderTool;
-
-impl ToolHandler<OrderInputDto, OrderRecordDto> for GetOrderTool {
-    async fn run(&self, input: OrderInputDto) -> Result<OrderRecordDto, ToolError> {
-        Ok(handler(input).await)
-    }
-}
-
-#[agent(name = "bench-agent", description = "Looks orders up", tools = [GetOrderTool],
-        instructions = "You look orders up.",
-        tool_interceptors = [A1ToolInterceptor, A2ToolInterceptor, A3ToolInterceptor, A4ToolInterceptor])]
-pub struct BenchAgent;
-
-#[agent(name = "chat-agent", description = "Answers")]
-pub struct ChatAgent;
+run_fixture!();
 
 macro_rules! passing_guardrails {
     ($($input:ident $in_name:literal),* ; $($output:ident $out_name:literal),*) => {
@@ -72,26 +53,6 @@ passing_guardrails!(
         input_guardrails = [G1InputGuardrail, G2InputGuardrail],
         output_guardrails = [G3OutputGuardrail, G4OutputGuardrail])]
 pub struct GuardedBenchAgent;
-
-/// A stateless script: a tool call after the user's message, a final answer after a tool
-/// observation. (`agboss_testing::ScriptedModel` consumes its turns and records every request,
-/// which would measure the test double rather than the framework.)
-struct TwoTurnModel;
-
-impl ChatModel for TwoTurnModel {
-    async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        Ok(match req.messages.last() {
-            Some(Message::User { .. }) if !req.tools.is_empty() => {
-                ModelResponse::tool_calls([ToolCallRequest::new(
-                    "call_1",
-                    "get-order-tool",
-                    r#"{"orderId":"ACME-42"}"#,
-                )])
-            }
-            _ => ModelResponse::text("Order ACME-42: 125.00"),
-        })
-    }
-}
 
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -11,9 +11,6 @@
 use std::hint::black_box;
 
 use agboss_core::engine::{RunContext, Target};
-use agboss_core::model::{
-    ChatModel, Message, ModelError, ModelRequest, ModelResponse, ToolCallRequest,
-};
 use agboss_core::prelude::*;
 use futures::StreamExt as _;
 use gungraun::{library_benchmark, library_benchmark_group, main};
@@ -23,23 +20,7 @@ use fixture::*;
 
 const RUNS: usize = 100;
 
-#[tool(name = "get-order-tool", description = "Loads an order", input = OrderInputDto,
-       output = OrderRecordDto)]
-pub struct GetOrderTool;
-
-impl ToolHandler<OrderInputDto, OrderRecordDto> for GetOrderTool {
-    async fn run(&self, input: OrderInputDto) -> Result<OrderRecordDto, ToolError> {
-        Ok(handler(input).await)
-    }
-}
-
-#[agent(name = "bench-agent", description = "Looks orders up", tools = [GetOrderTool],
-        instructions = "You look orders up.",
-        tool_interceptors = [A1ToolInterceptor, A2ToolInterceptor, A3ToolInterceptor, A4ToolInterceptor])]
-pub struct BenchAgent;
-
-#[agent(name = "chat-agent", description = "Answers")]
-pub struct ChatAgent;
+run_fixture!();
 
 #[input_guardrail(name = "g1-input-guardrail", description = "Passes")]
 pub struct G1InputGuardrail;
@@ -71,25 +52,6 @@ impl OutputGuardrail for G2OutputGuardrail {
         tool_interceptors = [A1ToolInterceptor, A2ToolInterceptor, A3ToolInterceptor, A4ToolInterceptor],
         input_guardrails = [G1InputGuardrail], output_guardrails = [G2OutputGuardrail])]
 pub struct GuardedBenchAgent;
-
-/// A stateless script: a tool call after the user's message, a final answer after a tool
-/// observation.
-struct TwoTurnModel;
-
-impl ChatModel for TwoTurnModel {
-    async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        Ok(match req.messages.last() {
-            Some(Message::User { .. }) if !req.tools.is_empty() => {
-                ModelResponse::tool_calls([ToolCallRequest::new(
-                    "call_1",
-                    "get-order-tool",
-                    r#"{"orderId":"ACME-42"}"#,
-                )])
-            }
-            _ => ModelResponse::text("Order ACME-42: 125.00"),
-        })
-    }
-}
 
 /// What a benchmark runs on, built outside the measurement.
 pub struct Bench {

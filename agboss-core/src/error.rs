@@ -3,7 +3,7 @@
 //!
 //! | error | raised by | defined in |
 //! |---|---|---|
-//! | [`ToolError`], [`InterceptorError`], [`GuardrailError`], [`ChannelError`] | your components' handlers | [`contract::handler_error`](crate::contract::handler_error) |
+//! | [`ToolError`], [`InterceptorError`], [`GuardrailError`], [`ChannelError`], [`AuthError`] | your components' handlers and authenticators | [`contract::handler_error`](crate::contract::handler_error) |
 //! | [`ToolCallError`] (its [`ToolCallErrorKind`]), [`ToolBlockedError`] | one tool call (the pipeline) | [`contract::outcome`](crate::contract::outcome) |
 //! | [`GuardrailBlockedError`] (its [`GuardrailBlockKind`]) | one guardrail check | [`pipeline::guard`](crate::pipeline::guard) |
 //! | [`StepFailedError`], [`RunError`] | a run (the engine) | [`engine`](crate::engine) |
@@ -39,7 +39,7 @@
 
 pub use crate::contract::guardrail::Boundary;
 pub use crate::contract::handler_error::{
-    BoxError, ChannelError, GuardrailError, InterceptorError, ToolError,
+    AuthError, BoxError, ChannelError, GuardrailError, InterceptorError, ToolError,
 };
 pub use crate::contract::outcome::{ToolBlockedError, ToolCallError, ToolCallErrorKind};
 pub use crate::di::{BuildError, DiError};

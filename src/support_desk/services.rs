@@ -63,7 +63,7 @@ impl OrderStore {
     }
 }
 
-/// The managers' inbox (an app-wide singleton): every ticket [`ManagerChannel`] was told of, in
+/// The managers' inbox (an app-wide singleton): every ticket [`ManagerChannel`](super::ManagerChannel) was told of, in
 /// order. A real desk would page someone; the demo and the tests read it.
 #[injectable(default)]
 #[derive(Default)]

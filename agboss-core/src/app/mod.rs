@@ -374,14 +374,14 @@ impl App {
 
     /// Records a human decision on one of `tenant`'s tickets: the approver must be authorized
     /// by the ticket's channel, the ticket pending and not expired; a ticket is decided once
-    /// ([`StoreError::TicketState`] after that). An edit's input is decoded and validated
-    /// against the tool's input DTO first: an invalid one is refused with
-    /// [`RunError::Step`] of a [`ToolCallErrorKind::InvalidInput`](crate::contract::outcome::ToolCallError::InvalidInput)
+    /// ([`StoreError::TicketState`] after that). Once the approver is authorized, an edit's
+    /// input is decoded and validated against the tool's input DTO: an invalid one is refused
+    /// with [`RunError::Step`] of a
+    /// [`ToolCallErrorKind::InvalidInput`](crate::error::ToolCallErrorKind::InvalidInput)
     /// (its field errors: [`invalid_edit`]), nothing is recorded and the ticket stays pending.
     /// Resume the run afterwards with [`App::resume_ticket`] or [`App::resume_run`].
     /// Every decision path ([`App::tickets`], [`App::resume`], the console) passes here.
     pub async fn decide(&self, tenant: &str, decision: Decision) -> Result<Ticket, RunError> {
-        self.check_edit(tenant, &decision).await?;
         ticket::decide(&self.inner, tenant, decision).await
     }
 

@@ -3,7 +3,6 @@
 use serde_json::Value;
 
 use super::App;
-use crate::cascade::BoundTool;
 use crate::contract::channel::Approver;
 use crate::contract::outcome::ToolCallErrorKind;
 use crate::dto::ValidationError;
@@ -141,7 +140,12 @@ impl<'a> Tickets<'a> {
     /// was made on (the one whose policy digest the ticket recorded). When no path of this app
     /// has that digest any more, [`INPUT_HIDDEN`]: nothing unmasked is shown.
     pub fn masked_input(&self, ticket: &Ticket) -> String {
-        let Some(bound) = self.app.bound_for(ticket) else {
+        let Some(bound) = self
+            .app
+            .inner
+            .resolved
+            .bound_for(&ticket.tool, &ticket.chain_digest)
+        else {
             return INPUT_HIDDEN.to_string();
         };
         let pii = bound.chain().pii();
@@ -159,8 +163,9 @@ impl<'a> Tickets<'a> {
     /// tool is part of this app.
     pub fn input_schema(&self, ticket: &Ticket) -> Option<Value> {
         self.app
-            .every_bound_tool()
-            .find(|b| b.meta().name == ticket.tool)
+            .inner
+            .resolved
+            .bound_named(&ticket.tool, &ticket.chain_digest)
             .map(|b| (b.meta().input_schema)())
     }
 }
@@ -180,41 +185,5 @@ pub fn invalid_edit(error: &RunError) -> Option<&ValidationError> {
             _ => None,
         },
         _ => None,
-    }
-}
-
-impl App {
-    /// Every tool of the app on every path: direct, under each agent, each workflow step.
-    pub(super) fn every_bound_tool(&self) -> impl Iterator<Item = &BoundTool> {
-        self.bound_tools()
-            .chain(self.agents().flat_map(|a| a.tools.iter()))
-            .chain(self.workflows().flat_map(|w| w.tools.iter()))
-    }
-
-    /// The tool `ticket` was made on, on the path whose policy digest it recorded.
-    pub(super) fn bound_for(&self, ticket: &Ticket) -> Option<&BoundTool> {
-        self.every_bound_tool()
-            .find(|b| b.meta().name == ticket.tool && *b.policy_digest() == *ticket.chain_digest)
-    }
-
-    /// Checks an edit's input against its tool's input DTO before anything is recorded.
-    pub(super) async fn check_edit(
-        &self,
-        tenant: &str,
-        decision: &Decision,
-    ) -> Result<(), RunError> {
-        let Some(input) = decision.edited_input() else {
-            return Ok(());
-        };
-        let store = self.store().ok_or(StoreError::NotConfigured)?;
-        let ticket = store.ticket(tenant, decision.ticket_id()).await?;
-        let bound = self.bound_for(&ticket).or_else(|| {
-            self.every_bound_tool()
-                .find(|b| b.meta().name == ticket.tool)
-        });
-        match bound.map(|b| b.check_input(input)) {
-            Some(Err(e)) => Err(StepFailedError::from_tool_call(ticket.tool, e).into()),
-            _ => Ok(()),
-        }
     }
 }

@@ -67,7 +67,7 @@ impl BoundTool {
         crate::stamp::sha256_hex(policy.as_bytes()).into()
     }
     /// Decodes and validates JSON text arguments against the tool's input DTO (and its
-    /// `max_input_size`), calling nothing: [`ToolCallErrorKind::InvalidInput`](crate::contract::outcome::ToolCallError::InvalidInput) with every failing
+    /// `max_input_size`), calling nothing: [`ToolCallErrorKind::InvalidInput`](crate::contract::outcome::ToolCallErrorKind::InvalidInput) with every failing
     /// field. A remote tool has no DTO here and passes.
     pub fn check_input(&self, args: &str) -> Result<(), crate::contract::outcome::ToolCallError> {
         self.slot.check_input(self.meta, args)

@@ -349,6 +349,30 @@ pub(crate) struct Resolved {
     pub(crate) app_guardrails: GuardSpec,
 }
 
+impl Resolved {
+    /// Every tool of the app on every path: direct, under each agent, each workflow step.
+    pub(crate) fn every_bound_tool(&self) -> impl Iterator<Item = &BoundTool> {
+        self.tools
+            .iter()
+            .chain(self.agents.iter().flat_map(|a| a.tools.iter()))
+            .chain(self.workflows.iter().flat_map(|w| w.tools.iter()))
+    }
+
+    /// The tool `tool` on the path whose policy digest is `digest` (what an approval ticket
+    /// records of the call it was made for).
+    pub(crate) fn bound_for(&self, tool: &str, digest: &str) -> Option<&BoundTool> {
+        self.every_bound_tool()
+            .find(|b| b.meta().name == tool && *b.policy_digest() == *digest)
+    }
+
+    /// The tool `tool` on the ticket's path or, when no path has that digest any more, on any
+    /// path (its input DTO is the same on every path).
+    pub(crate) fn bound_named(&self, tool: &str, digest: &str) -> Option<&BoundTool> {
+        self.bound_for(tool, digest)
+            .or_else(|| self.every_bound_tool().find(|b| b.meta().name == tool))
+    }
+}
+
 /// `TypeId`s are hashes already: the typed handle's lookup (on every direct call) skips SipHash.
 #[derive(Default)]
 pub(crate) struct TypeIdHasher(u64);

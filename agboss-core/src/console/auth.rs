@@ -111,21 +111,10 @@ impl ConsoleUser {
     }
 }
 
-/// Why a request was refused: `401 Unauthorized` for missing or invalid credentials, `503
-/// Service Unavailable` when the authenticator could not decide; the page says only that much.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConsoleAuthError {
-    /// The request carries no credentials.
-    #[error("the request carries no credentials")]
-    MissingCredentials,
-    /// The credentials are not valid.
-    #[error("the credentials are not valid")]
-    InvalidCredentials,
-    /// The authenticator could not decide (its identity provider is down, say): refused.
-    #[error("the authenticator could not decide")]
-    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
-}
+/// Why a request was refused (the crate's one [`AuthError`](crate::error::AuthError), shared
+/// with the MCP server): `401 Unauthorized` for missing or invalid credentials, `503 Service
+/// Unavailable` when the authenticator could not decide; the page says only that much.
+pub type ConsoleAuthError = crate::contract::handler_error::AuthError;
 
 /// Maps a console request to its user, or refuses it. Called for every page, stream and
 /// decision; an error (or a panic) refuses the request.

@@ -101,7 +101,8 @@ handler_error! {
 
 handler_error! {
     /// The error an input or output guardrail's check returns. The step fails closed with a
-    /// [`GuardrailBlockedError`] of kind [`GuardrailBlockKind::Failed`]. Like [`ToolError`], it
+    /// [`GuardrailBlockedError`](crate::error::GuardrailBlockedError) of kind
+    /// [`GuardrailBlockKind::Failed`](crate::error::GuardrailBlockKind::Failed). Like [`ToolError`], it
     /// dereferences to `dyn Error + Send + Sync`.
     GuardrailError
 }
@@ -111,4 +112,27 @@ handler_error! {
     /// through: a failed `notify` leaves the ticket pending, a failed `authorize` refuses the
     /// approver. Like [`ToolError`], it dereferences to `dyn Error + Send + Sync`.
     ChannelError
+}
+
+/// Why an authenticator refused a request (the MCP server's `McpAuthenticator`, the console's
+/// `ConsoleAuthenticator`):
+/// each front end maps it to its HTTP status and says no more than that.
+///
+/// ```
+/// use agboss_core::error::AuthError;
+/// let refused = AuthError::InvalidCredentials;
+/// assert_eq!(refused.to_string(), "the credentials are not valid");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// The request carries no credentials.
+    #[error("the request carries no credentials")]
+    MissingCredentials,
+    /// The credentials are not valid.
+    #[error("the credentials are not valid")]
+    InvalidCredentials,
+    /// The authenticator could not decide (its identity provider is down, say): refused.
+    #[error("the authenticator could not decide")]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
 }

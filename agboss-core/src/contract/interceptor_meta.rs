@@ -27,7 +27,7 @@ pub struct InterceptorMeta {
     pub deps: &'static [DepMeta],
     /// Time limit of each of its hooks, in milliseconds (`None`: the app's
     /// [`interceptor_timeout`](crate::AppBuilder::interceptor_timeout), 10 s by default). A hook
-    /// that runs past it fails the call closed ([`ToolCallErrorKind::InterceptorTimeout`](crate::ToolCallError::InterceptorTimeout)).
+    /// that runs past it fails the call closed ([`ToolCallErrorKind::InterceptorTimeout`](crate::contract::outcome::ToolCallErrorKind::InterceptorTimeout)).
     pub timeout_ms: Option<u64>,
     #[doc(hidden)]
     pub build: fn(&Services) -> Result<Built, DiError>,

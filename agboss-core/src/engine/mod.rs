@@ -17,7 +17,7 @@
 //!    re-validation → masking and truncation → observation.
 //! 3. `reply_to_model(message)`: the tool does not run; `message` is the call's observation.
 //! 4. `block(reason)`: the tool does not run and the step fails at once with
-//!    [`ToolBlockedError`](crate::contract::outcome::ToolBlockedError) (as a [`StepFailedError`](crate::StepFailedError));
+//!    [`ToolBlockedError`](crate::contract::outcome::ToolBlockedError) (as a [`StepFailedError`]);
 //!    sibling calls of the same turn still in flight are dropped (cancelled). An interceptor that
 //!    errors, panics or runs past its time limit fails the step the same way (fail closed; never
 //!    a soft observation, whatever a listener returns).

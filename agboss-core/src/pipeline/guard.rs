@@ -74,8 +74,8 @@ pub enum GuardrailBlockKind {
 }
 
 /// A text that a guardrail stopped at the boundary of an agent or router. A kind of
-/// [`StepFailedError`] (`StepFailedError::GuardrailBlocked`), so a flow's `on_error` catches it
-/// like a [`ToolBlockedError`].
+/// [`StepFailedError`](crate::error::StepFailedError) (`StepFailedError::GuardrailBlocked`), so a
+/// flow's `on_error` catches it like a [`ToolBlockedError`](crate::error::ToolBlockedError).
 ///
 /// ```
 /// use agboss_core::{Boundary, StepFailedError};

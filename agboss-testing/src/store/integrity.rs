@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use super::{LONG, append, begin, run, run_on, step, texts, thread, why};
 
 /// A store whose rows a test can damage and repair, as a broken disk or a bad manual repair
-/// would: what the [`integrity_checks`] need. Implemented for the SQL stores (raw SQL through
+/// would: what the [`integrity_conformance`](super::integrity_conformance) checks need. Implemented for the SQL stores (raw SQL through
 /// their pool).
 pub trait DamageRows: Store {
     /// Makes message `seq` of a thread unreadable (its body is no longer a message).

@@ -6,7 +6,7 @@ use futures::FutureExt as _;
 use super::lifecycle::decide_ticket;
 use crate::contract::channel::Approver;
 use crate::engine::Runtime;
-use crate::engine::run_error::RunError;
+use crate::engine::run_error::{RunError, StepFailedError};
 use crate::store::{Ticket, TicketDecision, TicketStore as _};
 
 /// Tells a stored ticket's channel (errors and panics caught: the ticket stays pending either
@@ -150,6 +150,14 @@ pub(crate) async fn decide(
         Ok(Ok(false)) => return Err(refuse(&approver.id, "the channel refused them".into())),
         Ok(Err(e)) => return Err(refuse(&approver.id, format!("the channel failed: {e}"))),
         Err(_) => return Err(refuse(&approver.id, "the channel panicked".into())),
+    }
+    // An edit's input must pass the tool's input DTO before anything is recorded (the ticket
+    // stays pending, the approver gets the field errors).
+    if let DecisionKind::Edit(input) = &decision.kind {
+        let bound = rt.resolved.bound_named(&ticket.tool, &ticket.chain_digest);
+        if let Some(Err(e)) = bound.map(|b| b.check_input(input)) {
+            return Err(StepFailedError::from_tool_call(ticket.tool.clone(), e).into());
+        }
     }
     let by = approver.id.clone();
     let recorded = match decision.kind {

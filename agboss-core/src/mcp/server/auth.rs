@@ -75,23 +75,11 @@ impl<'a> McpRequestMeta<'a> {
     }
 }
 
-/// Why a request was refused. Over HTTP, [`McpAuthError::MissingCredentials`] and
-/// [`McpAuthError::InvalidCredentials`] are `401 Unauthorized` (with `WWW-Authenticate:
-/// Bearer`), [`McpAuthError::Unavailable`] is `503 Service Unavailable`; the response body
+/// Why a request was refused (the crate's one [`AuthError`](crate::error::AuthError)). Over
+/// HTTP, `MissingCredentials` and `InvalidCredentials` are `401 Unauthorized` (with
+/// `WWW-Authenticate: Bearer`), `Unavailable` is `503 Service Unavailable`; the response body
 /// says only that much.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum McpAuthError {
-    /// The request carries no credentials.
-    #[error("the request carries no credentials")]
-    MissingCredentials,
-    /// The credentials are not valid.
-    #[error("the credentials are not valid")]
-    InvalidCredentials,
-    /// The authenticator could not decide (its identity provider is down, say): refused.
-    #[error("the authenticator could not decide")]
-    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
-}
+pub type McpAuthError = crate::contract::handler_error::AuthError;
 
 /// Maps a request to its tenant. `Ok(Some(tenant))`: the request runs as `tenant` (what the
 /// `TenantContext` of every interceptor and tool of the call receives); `Ok(None)`: accepted,

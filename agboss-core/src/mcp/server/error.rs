@@ -42,7 +42,7 @@ pub enum McpServerError {
         #[source]
         source: std::io::Error,
     },
-    /// [`OAuthResourceServer::tool_scopes`](oauth::OAuthResourceServer::tool_scopes) names a
+    /// [`OAuthResourceServer::tool_scopes`](super::oauth::OAuthResourceServer::tool_scopes) names a
     /// tool the server does not serve (a typo would leave the real tool unguarded).
     #[error("scopes are given for `{name}`, which this MCP server does not serve")]
     UnknownScopedTool {

@@ -4,6 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::JwksError;
+#[cfg(doc)]
+use super::OAuthResourceServer;
 use crate::di::TenantContext;
 
 /// Why an access token was refused ([`OAuthResourceServer::validate`]). Over HTTP every
