@@ -6,6 +6,7 @@
 //! [`crate::pipeline`], [`crate::contract`].
 mod builder;
 mod handle;
+mod runs;
 mod threads;
 mod tickets;
 
@@ -15,6 +16,7 @@ use std::sync::Arc;
 
 pub use builder::AppBuilder;
 pub use handle::{DynToolHandle, ToolHandle};
+pub use runs::{RunFollow, RunUpdate, Runs};
 pub use threads::Threads;
 pub use tickets::{INPUT_HIDDEN, Tickets, invalid_edit};
 
@@ -254,6 +256,12 @@ impl App {
     /// `tenant`'s conversation threads (`""` for runs without tenant).
     pub fn threads(&self, tenant: impl Into<String>) -> Threads<'_> {
         Threads::new(self.store(), tenant.into())
+    }
+
+    /// `tenant`'s runs: read one with its journal and tickets, or follow one live as it is
+    /// journaled, from any instance on the same store ([`Runs::follow`]).
+    pub fn runs(&self, tenant: impl Into<String>) -> Runs<'_> {
+        Runs::new(self.store(), tenant.into())
     }
 
     /// `tenant`'s approval tickets: list (pending first, filtered, paged), get, decide

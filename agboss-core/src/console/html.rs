@@ -88,7 +88,7 @@ impl Page<'_> {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="{base}/assets/console.css">
 <script defer src="{base}/assets/console.js"></script></head>
-<body><header><a class="brand" href="{base}/">agboss console</a> <a href="{base}/">Inbox</a>{who}</header>
+<body><header><a class="brand" href="{base}/">agboss console</a> <a href="{base}/">Inbox</a> <a href="{base}/app">App</a>{who}</header>
 <main><h1>{title}</h1>
 {body}
 </main></body></html>"#,

@@ -10,7 +10,9 @@
 //!   approver check) and the run is resumed on this instance;
 //! - **a run** (`/runs/{id}`): its journaled steps, live over server-sent events while it runs
 //!   (read from the store, so a run of any instance is followed), and its tickets;
-//! - **a thread** (`/threads/{id}`): its messages.
+//! - **a thread** (`/threads/{id}`): its messages;
+//! - **the app** (`/app`): [`App::describe`]'s tree of paths and chains, with where each
+//!   interceptor came from and where one was excluded.
 //!
 //! Security as for the MCP server: every request is authenticated first
 //! ([`ConsoleAuthenticator`]; an error is a refusal), every read and decision is scoped by the
@@ -28,6 +30,7 @@ mod html;
 mod inbox;
 mod runs;
 mod state;
+mod structure;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -95,6 +98,7 @@ impl ConsoleExt for App {
             .route("/runs/{id}", get(runs::run_page))
             .route("/runs/{id}/events", get(runs::run_events))
             .route("/threads/{id}", get(runs::thread_page))
+            .route("/app", get(structure::app_page))
             .route("/assets/console.css", get(css))
             .route("/assets/console.js", get(js))
             .with_state(console)

@@ -14,8 +14,9 @@ use axum::response::{IntoResponse, Response};
 
 use super::html::{Page, escape, segment};
 use super::state::{Console, Seen, pairs, store_error};
+use crate::app::RunUpdate;
 use crate::model::{AssistantMessage, Message};
-use crate::store::{JournalStep, RunStatus, RunStore as _, StepEntry, TicketStore as _};
+use crate::store::{JournalStep, RunStatus, StepEntry};
 
 /// How often a live run page reads the journal again.
 const POLL: Duration = Duration::from_millis(250);
@@ -104,18 +105,12 @@ pub(super) async fn run_page(
     Path(id): Path<String>,
     seen: Seen,
 ) -> Response {
-    let Some(store) = console.app.store() else {
-        return store_error(&seen, &crate::store::StoreError::NotConfigured);
-    };
-    let tenant = seen.user.tenant.as_str();
-    let (run, steps, tickets) = match futures::try_join!(
-        store.run(tenant, &id),
-        store.steps(tenant, &id),
-        store.run_tickets(tenant, &id)
-    ) {
-        Ok(found) => found,
-        Err(e) => return store_error(&seen, &e),
-    };
+    let runs = console.app.runs(seen.user.tenant.as_str());
+    let (run, steps, tickets) =
+        match futures::try_join!(runs.get(&id), runs.steps(&id), runs.tickets(&id)) {
+            Ok(found) => found,
+            Err(e) => return store_error(&seen, &e),
+        };
     let base = escape(&seen.base);
     let mut body = format!(
         r#"<dl class="run"><dt>Target</dt><dd>{}</dd><dt>Status</dt><dd id="status" data-status="{status}">{status}</dd>"#,
@@ -184,10 +179,8 @@ pub(super) async fn run_events(
     seen: Seen,
     uri: Uri,
 ) -> Response {
-    let Some(store) = console.app.store().cloned() else {
-        return store_error(&seen, &crate::store::StoreError::NotConfigured);
-    };
-    if let Err(e) = store.run(&seen.user.tenant, &id).await {
+    let runs = console.app.runs(seen.user.tenant.as_str());
+    if let Err(e) = runs.get(&id).await {
         return store_error(&seen, &e);
     }
     let after = pairs(uri.query().unwrap_or_default())
@@ -195,43 +188,13 @@ pub(super) async fn run_events(
         .find(|(k, _)| k == "after")
         .and_then(|(_, v)| v.parse::<usize>().ok())
         .unwrap_or(0);
-    let seen = Arc::new(seen);
-    let state = (store, id, after, false);
-    let events = futures::stream::unfold(state, move |(store, id, sent, ended)| {
-        let seen = Arc::clone(&seen);
-        async move {
-            if ended {
-                return None;
-            }
-            loop {
-                let tenant = seen.user.tenant.as_str();
-                let (steps, run) =
-                    match futures::try_join!(store.steps(tenant, &id), store.run(tenant, &id)) {
-                        Ok(read) => read,
-                        Err(e) => {
-                            let event = Event::default().event("end").data(format!("error: {e}"));
-                            return Some((vec![event], (store, id, sent, true)));
-                        }
-                    };
-                let mut events: Vec<Event> = steps
-                    .iter()
-                    .skip(sent)
-                    .map(|s| Event::default().event("step").data(step(&seen, s)))
-                    .collect();
-                let sent = steps.len().max(sent);
-                let ended = run.status != RunStatus::Running;
-                if ended {
-                    events.push(Event::default().event("end").data(run.status.as_str()));
-                }
-                if !events.is_empty() {
-                    return Some((events, (store, id, sent, ended)));
-                }
-                tokio::time::sleep(POLL).await;
-            }
-        }
-    });
-    let events = futures::StreamExt::flat_map(events, |batch| {
-        futures::stream::iter(batch.into_iter().map(Ok::<_, Infallible>))
+    let updates = runs.follow(id).after(after).poll_every(POLL).into_stream();
+    let events = futures::StreamExt::map(updates, move |update| {
+        Ok::<_, Infallible>(match update {
+            Ok(RunUpdate::Step(s)) => Event::default().event("step").data(step(&seen, &s)),
+            Ok(RunUpdate::Ended(run)) => Event::default().event("end").data(run.status.as_str()),
+            Err(e) => Event::default().event("end").data(format!("error: {e}")),
+        })
     });
     Sse::new(events)
         .keep_alive(KeepAlive::default())

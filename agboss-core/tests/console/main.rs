@@ -96,6 +96,16 @@ async fn approving_in_the_inbox_resumes_the_run_and_the_tool_runs_once() {
     let stored = app.tickets("acme").get(&ticket.id).await.unwrap();
     assert_eq!(stored.state, TicketState::Completed);
 
+    // The app page: the resolved tree, the refund tool's chain under the desk agent.
+    click(&client, "header a[href$='/app']").await;
+    let tree = text_of(&client, "#structure").await;
+    assert!(
+        tree.contains("ix-desk-agent") && tree.contains("ix-refund-tool"),
+        "{tree}"
+    );
+    assert_eq!(tree, app.describe().trim_end(), "the page shows describe()");
+    screenshot(&client, "app").await;
+
     client.goto(&base).await.unwrap();
     wait_for(&client, "#empty").await;
     client.close().await.unwrap();

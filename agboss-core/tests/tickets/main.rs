@@ -2,6 +2,7 @@
 //! filtered, paged), gets and decides; an edit is validated against the tool's input DTO when
 //! it is decided; `app.resume_ticket` needs no thread id; another tenant sees nothing.
 mod fixture;
+mod follow;
 
 use std::sync::Arc;
 
