@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::App;
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
-use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
+use crate::contract::outcome::{CallDecision, CallOutcome, FailureKind, Rendered};
 use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::contract::tool::{Tool, ToolMeta};
 use crate::di::{CallId, TenantContext};
@@ -137,30 +137,47 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
         let claimed = direct::claim_direct(&self.app.inner, bound, tenant, decision).await?;
         let step = |e| RunError::Step(StepFailedError::from_tool_call(T::META.name, e));
         let call_id = CallId::new(&claimed.ticket.call_id);
-        let result = match serde_json::from_str::<T::Input>(&claimed.input) {
+        let (label, result) = match serde_json::from_str::<T::Input>(&claimed.input) {
             Ok(input) => {
                 let outcome = self
                     .typed_with(input, call_id.clone(), Some(&claimed.grant))
                     .await;
-                direct(outcome, T::META, &call_id)
+                (
+                    outcome.decision().label(),
+                    direct(outcome, T::META, &call_id),
+                )
             }
-            Err(e) => Err(ToolCallError::new(
-                T::META.name.to_string(),
-                ToolCallErrorKind::InvalidInput {
-                    source: crate::dto::ValidationError::single(
-                        T::META.name,
-                        "",
-                        "json",
-                        &e.to_string(),
-                    ),
-                },
-            )),
+            Err(e) => (
+                // An edit that is not the tool's input (checked when decided: a store's row).
+                CallDecision::Rejected {
+                    reason: String::new(),
+                }
+                .label(),
+                Err(ToolCallError::new(
+                    T::META.name.to_string(),
+                    ToolCallErrorKind::InvalidInput {
+                        source: crate::dto::ValidationError::single(
+                            T::META.name,
+                            "",
+                            "json",
+                            &e.to_string(),
+                        ),
+                    },
+                )),
+            ),
         };
         let recorded = match &result {
             Ok(output) => Ok(serde_json::to_string(output).unwrap_or_default()),
             Err(e) => Err(e.to_string()),
         };
-        direct::finish_direct(&self.app.inner, &claimed.ticket, &claimed.lease, recorded).await?;
+        direct::finish_direct(
+            &self.app.inner,
+            &claimed.ticket,
+            &claimed.lease,
+            label,
+            recorded,
+        )
+        .await?;
         result.map_err(step)
     }
 

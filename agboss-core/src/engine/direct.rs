@@ -6,7 +6,7 @@
 use super::Runtime;
 use super::run_error::RunError;
 use super::ticket::{
-    ApprovalRequest, Claim, Decision, OnRejection, Policy, Refusal, Tickets, decide, tell_channel,
+    ApprovalRequest, Claim, Decision, Policy, Refusal, Tickets, decide, tell_channel,
 };
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
@@ -178,12 +178,9 @@ pub(crate) async fn claim_direct(
         Claim::Refused(refusal) => {
             // Decided just now: a rejection (the ticket is claimed) fails the call.
             let channel = channel.map_or("approval", |c| c.name);
-            let refused =
-                OnRejection::CallFailure.refuse(refusal, &ticket.tool, &ticket.call_id, channel);
-            let Err(blocked) = refused else {
-                unreachable!("a direct call's refusal fails the call")
-            };
-            finish_direct(rt, &ticket, &lease, Err(blocked.to_string())).await?;
+            let label = refusal.label();
+            let blocked = refusal.into_block(&ticket.tool, &ticket.call_id, channel);
+            finish_direct(rt, &ticket, &lease, label, Err(blocked.to_string())).await?;
             return Err(step(blocked.into()));
         }
         Claim::Pending(_) => {
@@ -204,11 +201,14 @@ pub(crate) async fn claim_direct(
     })
 }
 
-/// Journals a claimed direct call's result and completes its ticket and run.
+/// Journals a claimed direct call's result, with the label of how it was decided
+/// ([`CallDecision::label`](crate::CallDecision::label), or a refusal's), and completes its
+/// ticket and run.
 pub(crate) async fn finish_direct(
     rt: &Runtime,
     ticket: &Ticket,
     lease: &Lease,
+    label: &str,
     result: Result<String, String>,
 ) -> Result<(), RunError> {
     let store = &rt.store.as_ref().ok_or(StoreError::NotConfigured)?.store;
@@ -220,7 +220,7 @@ pub(crate) async fn finish_direct(
         key: DIRECT_KEY.to_string(),
         call_id: ticket.call_id.clone(),
         tool: ticket.tool.clone(),
-        decision: "approved".to_string(),
+        decision: label.to_string(),
         content,
         is_error,
         truncated: false,
@@ -269,10 +269,7 @@ pub(crate) async fn take_over_direct(
         .map_or("approval", |(name, _)| *name);
     let refusal = Refusal::expired(&ticket);
     let label = refusal.label();
-    let refused = OnRejection::CallFailure.refuse(refusal, &ticket.tool, &ticket.call_id, channel);
-    let Err(blocked) = refused else {
-        unreachable!("a direct call's refusal fails the call")
-    };
+    let blocked = refusal.into_block(&ticket.tool, &ticket.call_id, channel);
     let entry = StepEntry::ToolFinished {
         key: DIRECT_KEY.to_string(),
         call_id: ticket.call_id.clone(),

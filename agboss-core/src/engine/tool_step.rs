@@ -173,7 +173,7 @@ async fn settle_step_ticket(
         }
         Settle::Refused { refusal, channel } => {
             // No model reads a step's outcome: the refusal fails the step.
-            let on = OnRejection::StepFailure;
+            let on = OnRejection::Failure;
             let obs = refuse(
                 journal, on, name, call, key, ticket_id, refusal, channel, false,
             )

@@ -82,6 +82,64 @@ async fn a_direct_call_of_a_gated_tool_gets_a_ticket_and_runs_once_decided() {
     assert_eq!(fx.log.refunds(), vec![25_000]);
 }
 
+/// The one-call run of a direct call journals what was decided: the approved call as the
+/// call's own decision, a rejected one as a rejection (never as "approved").
+#[tokio::test]
+async fn a_direct_call_journals_its_decision_approved_or_rejected() {
+    use agboss_core::store::{RunStore as _, StepEntry};
+    let fx = Fixture::new();
+    let app = fx.app(&Arc::new(ScriptedModel::new([])), "w");
+    let handle = || app.tool::<ApRefundTool>().tenant("acme");
+    let ticket = || async {
+        let input = ApRefundDto {
+            order_id: "ACME-42".into(),
+            amount_cents: 25_000,
+            reason: "broken".into(),
+        };
+        match handle().invoke(input).await.unwrap_err().into_kind() {
+            ToolCallErrorKind::ApprovalRequired {
+                ticket_id: Some(id),
+                ..
+            } => fx.store.ticket("acme", &id).await.unwrap(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let store = &fx.store;
+    let finished = |run_id: String| async move {
+        let steps = store.steps("acme", &run_id).await.unwrap();
+        steps
+            .into_iter()
+            .find_map(|s| match s.entry {
+                StepEntry::ToolFinished {
+                    decision, is_error, ..
+                } => Some((decision, is_error)),
+                _ => None,
+            })
+            .expect("the call's end is journaled")
+    };
+
+    let approved = ticket().await;
+    handle()
+        .resume(Decision::approve(&approved.id).by(manager()))
+        .await
+        .unwrap();
+    assert_eq!(
+        finished(approved.run_id.clone()).await,
+        ("allowed".to_string(), false)
+    );
+
+    let rejected = ticket().await;
+    handle()
+        .resume(Decision::reject(&rejected.id, "no receipt").by(manager()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        finished(rejected.run_id.clone()).await,
+        ("rejected_by_approver".to_string(), true)
+    );
+    assert_eq!(fx.log.refunds(), vec![25_000], "only the approved call ran");
+}
+
 #[test]
 fn describe_shows_the_channel_of_each_gated_tool() {
     let fx = Fixture::new();

@@ -32,8 +32,8 @@
 //! | path | `OnRejection` | a rejection | an expiry | journaled |
 //! |---|---|---|---|---|
 //! | agent loop | `Observation` | the approver's message is the call's error observation; the loop goes on | the expiry reason is the observation | the call's end (`rejected_by_approver`, `approval_expired`), in the thread |
-//! | workflow tool step | `StepFailure` | the step fails: `ToolBlockedError` from the channel, `rejected by {who}: {message}` (an `on_error` may recover) | the same, with the expiry reason | nothing more (the run ends failed unless recovered) |
-//! | direct call | `CallFailure` | `ToolHandle::resume` fails with that `ToolBlockedError` | `App::take_over_runs` reports it | the call's end (the error), its one-call run finished failed |
+//! | workflow tool step | `Failure` | the step fails: `ToolBlockedError` from the channel, `rejected by {who}: {message}` (an `on_error` may recover) | the same, with the expiry reason | nothing more (the run ends failed unless recovered) |
+//! | direct call | `Failure` (always: [`Refusal::into_block`]) | `ToolHandle::resume` fails with that `ToolBlockedError` | `App::take_over_runs` reports it | the call's end (`rejected_by_approver`, `approval_expired`, with the error), its one-call run finished failed |
 //!
 //! A rejected ticket is claimed, then completed once the refusal is journaled; an expired one
 //! stays `Expired`.

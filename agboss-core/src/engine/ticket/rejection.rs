@@ -9,11 +9,10 @@ use crate::store::Ticket;
 pub(crate) enum OnRejection {
     /// The agent loop: the call's observation says why it did not run; the loop goes on.
     Observation,
-    /// A workflow tool step: no model reads its outcome, the step fails with a
-    /// [`ToolBlockedError`] naming the channel.
-    StepFailure,
-    /// A direct call: the caller gets that [`ToolBlockedError`]; its one-call run ends failed.
-    CallFailure,
+    /// A workflow tool step or a direct call: no model reads its outcome, the step (or the
+    /// call, whose one-call run ends failed) fails with a [`ToolBlockedError`] naming the
+    /// channel ([`Refusal::into_block`]).
+    Failure,
 }
 
 /// Why a gated call does not run.
@@ -87,18 +86,33 @@ impl OnRejection {
                 };
                 return Ok((obs, label));
             }
-            (Self::StepFailure | Self::CallFailure, Refusal::Expired { reason }) => reason,
-            (Self::StepFailure | Self::CallFailure, Refusal::Rejected { by, message }) => {
-                format!("rejected by {by}: {message}")
-            }
+            (Self::Failure, refusal) => refusal,
         };
         // No model reads the outcome: the refusal fails the step (or the call).
-        Err(ToolBlockedError {
+        Err(reason.into_block(tool, call_id, channel))
+    }
+}
+
+impl Refusal {
+    /// The block that fails a refused call of `tool` (`call_id`) gated by `channel`: what
+    /// [`OnRejection::Failure`] makes of a refusal (a direct call, which always fails, calls it
+    /// directly).
+    pub(crate) fn into_block(
+        self,
+        tool: &str,
+        call_id: &str,
+        channel: &'static str,
+    ) -> ToolBlockedError {
+        let reason = match self {
+            Self::Expired { reason } => reason,
+            Self::Rejected { by, message } => format!("rejected by {by}: {message}"),
+        };
+        ToolBlockedError {
             tool_name: tool.to_string(),
             call_id: call_id.to_string(),
             interceptor: channel,
             kind: ToolCallDecision::Block { reason },
-        })
+        }
     }
 }
 
