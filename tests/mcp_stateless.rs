@@ -26,6 +26,7 @@ async fn instance() -> (Arc<CrmRunLog>, McpHttpServer) {
     let server = crm_app(Arc::clone(&log))
         .expect("app")
         .serve_mcp()
+        .direct_chains()
         .authenticator(
             BearerTokens::new()
                 .token("t-acme", "acme")

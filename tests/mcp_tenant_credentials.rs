@@ -69,6 +69,7 @@ async fn echo_server() -> (McpHttpServer, Arc<AtomicUsize>) {
         .expect("remote app");
     let server = app
         .serve_mcp()
+        .direct_chains()
         .authenticator(EchoTokens(Arc::clone(&requests)))
         .http("127.0.0.1:0")
         .await

@@ -192,7 +192,7 @@ impl McpToolServer {
     /// #     async fn run(&self, input: EchoDto) -> Result<EchoDto, ToolError> { Ok(input) }
     /// # }
     /// let app = App::builder().tool::<EchoTool>().build().unwrap();
-    /// let server = app.serve_mcp().tenant("acme").handler().unwrap();
+    /// let server = app.serve_mcp().direct_chains().tenant("acme").handler().unwrap();
     /// assert_eq!(server.tool_names().collect::<Vec<_>>(), ["echo-tool"]);
     /// ```
     pub fn tool_names(&self) -> impl Iterator<Item = &str> {
