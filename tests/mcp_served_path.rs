@@ -42,7 +42,10 @@ impl ToolHandler<FlightDto, FlightDto> for BookFlightTool {
 const STOPPED: &str = "Bookings are stopped: emergency.";
 
 /// The emergency stop, on the agent only.
-#[tool_interceptor(name = "emergency-stop-tool-interceptor", description = "Stops every booking")]
+#[tool_interceptor(
+    name = "emergency-stop-tool-interceptor",
+    description = "Stops every booking"
+)]
 pub struct EmergencyStopToolInterceptor;
 
 impl BeforeToolCall for EmergencyStopToolInterceptor {
@@ -122,7 +125,10 @@ async fn direct_chains_warn_that_the_agents_emergency_stop_is_not_served() {
     );
     assert!(described.contains("tool `book-flight-tool`"), "{described}");
     assert!(described.contains("(no interceptors)"), "{described}");
-    assert!(described.contains("warnings\n  - tool `book-flight-tool`"), "{described}");
+    assert!(
+        described.contains("warnings\n  - tool `book-flight-tool`"),
+        "{described}"
+    );
 
     // What the warning is about: the client books although the agent path is stopped.
     let (text, is_error) = book(&serve).await;

@@ -443,7 +443,12 @@ async fn http_binds_loopback_and_needs_an_authenticator_unless_told_otherwise() 
         .await
         .unwrap_err();
     assert!(matches!(err, McpServerError::NotLoopback { .. }), "{err}");
-    let err = app.serve_mcp().direct_chains().http("127.0.0.1:0").await.unwrap_err();
+    let err = app
+        .serve_mcp()
+        .direct_chains()
+        .http("127.0.0.1:0")
+        .await
+        .unwrap_err();
     assert!(matches!(err, McpServerError::NoAuthenticator), "{err}");
     let err = app
         .serve_mcp()

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::tasks::ApprovalTasks;
 use super::{McpServe, McpServerError};
 use crate::callback::SharedToolCallback;
 use crate::cascade::{BoundTool, BuildWarning, render_served};
@@ -33,6 +34,8 @@ pub(crate) struct ServedSet {
     pub(crate) callbacks: Vec<SharedToolCallback>,
     pub(crate) bound: Vec<BoundTool>,
     pub(crate) warnings: Vec<BuildWarning>,
+    /// The tickets of calls that wait for approval (`None`: the app has no store).
+    pub(crate) approvals: Option<Arc<dyn ApprovalTasks>>,
 }
 
 /// How the app resolves a path (`None`: no such agent).

@@ -100,6 +100,7 @@ mod limits;
 #[cfg(feature = "mcp-oauth")]
 pub mod oauth;
 mod session;
+mod tasks;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -109,8 +110,8 @@ use std::time::Duration;
 use rmcp::ServiceExt as _;
 use rmcp::model::Implementation;
 
-pub use choice::McpServePath;
 pub use auth::{BearerTokens, McpAuthError, McpAuthenticator, McpRequestMeta, McpTransportKind};
+pub use choice::McpServePath;
 pub use error::McpServerError;
 pub use handler::McpToolServer;
 pub use http::McpHttpServer;
@@ -123,6 +124,7 @@ use self::choice::Resolve;
 pub(crate) use self::choice::{ServedPath, ServedSet};
 use self::handler::{ServedTools, TenantSource};
 use self::limits::HttpLimits;
+pub(crate) use self::tasks::{ApprovalState, ApprovalTasks, ClaimedCall};
 use crate::di::TenantContext;
 
 /// How an app is served over MCP: which tools, as which tenant, over which transport. Made by
@@ -348,6 +350,7 @@ impl McpServe {
             callbacks,
             bound,
             warnings,
+            approvals,
         } = self.served_set()?;
         for warning in &warnings {
             tracing::warn!(server = %self.implementation.name, "{warning}");
@@ -359,6 +362,7 @@ impl McpServe {
             tenant,
             self.implementation.clone(),
             self.instructions.clone(),
+            tasks::ServedTasks::new(approvals),
         ))
     }
 
