@@ -21,7 +21,9 @@
 //! | unknown tool | a JSON-RPC error (`-32602`) |
 //!
 //! Texts built for the caller are masked by the PII policies of the tool's path, like the
-//! results. `tools/list` gives each tool's name, description and input schema; a native tool
+//! results. To a client that declares the tasks extension, a call that waits for approval is
+//! a task whose id is its approval ticket's, and a `#[tool(long_running)]` call a task too
+//! (see the guide's MCP page). `tools/list` gives each tool's name, description and input schema; a native tool
 //! whose path neither masks nor truncates its results also declares its output DTO's schema.
 //!
 //! **Tenants.** Over HTTP every request goes through the [`McpAuthenticator`] first (an axum
