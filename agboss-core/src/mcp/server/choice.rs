@@ -63,7 +63,8 @@ pub(crate) type Resolve = dyn Fn(&ServedPath) -> Option<ServedSet> + Send + Sync
 /// # }
 /// let app = App::builder().tool::<EchoTool>().build().unwrap();
 /// let serve = app.serve_mcp().direct_chains().tenant("acme");
-/// assert!(serve.describe().unwrap().starts_with("MCP server `agboss`: serves the direct chains"));
+/// let described = serve.describe().unwrap();
+/// assert!(described.contains("`: serves the direct chains (application → tool)\n  tool `echo-tool`"));
 /// assert!(serve.warnings().unwrap().is_empty());
 /// ```
 #[must_use = "choose the path: `.agent(name)` or `.direct_chains()`"]

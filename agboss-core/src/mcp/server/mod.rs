@@ -103,6 +103,7 @@ mod limits;
 pub mod oauth;
 mod session;
 mod tasks;
+mod tools;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -124,9 +125,10 @@ pub use limits::{
 use self::auth::SharedAuthenticator;
 use self::choice::Resolve;
 pub(crate) use self::choice::{ServedPath, ServedSet};
-use self::handler::{ServedTools, TenantSource};
+use self::handler::TenantSource;
 use self::limits::HttpLimits;
 pub(crate) use self::tasks::{ApprovalState, ApprovalTasks, ClaimedCall};
+use self::tools::ServedTools;
 use crate::di::TenantContext;
 
 /// How an app is served over MCP: which tools, as which tenant, over which transport. Made by
