@@ -298,33 +298,11 @@ async fn a_client_without_tasks_gets_the_refusal_and_no_ticket() {
 
 /// One stateless 2026-07-28 request over HTTP, declaring the tasks extension: its JSON-RPC
 /// answer.
-async fn rpc(addr: SocketAddr, token: &str, id: u64, method: &str, mut params: Value) -> Value {
-    params["_meta"] = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities":
-            { "extensions": { "io.modelcontextprotocol/tasks": {} } } });
-    let body =
-        json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
-    let mut headers = vec![
-        ("Authorization", format!("Bearer {token}")),
-        ("MCP-Protocol-Version", "2026-07-28".to_owned()),
-        ("Mcp-Method", method.to_owned()),
-    ];
+async fn rpc(addr: SocketAddr, token: &str, id: u64, method: &str, params: Value) -> Value {
     let name = params["name"].as_str().or(params["taskId"].as_str());
-    headers.extend(name.map(|n| ("Mcp-Name", n.to_owned())));
-    let answer =
-        tokio::task::spawn_blocking(move || raw_http::request(addr, "POST", &headers, Some(&body)))
-            .await
-            .unwrap();
-    assert_eq!(answer.status, 200, "{answer:?}");
-    let json = answer
-        .body
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("data: ")
-                .or(Some(l).filter(|l| l.starts_with('{')))
-        })
-        .unwrap_or_else(|| panic!("no JSON-RPC answer: {answer:?}"));
-    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"))
+    let name = name.map(str::to_owned);
+    let tasks = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    raw_http::stateless_rpc(addr, token, id, method, name.as_deref(), params, tasks).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
