@@ -12,6 +12,7 @@
 //!   (it can no longer be decided) → `cancelled`.
 //! - **Long-running**: the call runs on this instance under rmcp's task manager; `tasks/get`
 //!   answers from it, `tasks/cancel` drops the call's future (listeners hear `on_cancelled`).
+//!   A task lives an hour: past it an unfinished call is stopped and its task fails.
 //!
 //! A task is its tenant's: another tenant's `tasks/get` or `tasks/cancel` reads it as unknown
 //! (`-32602`), as a task that never existed.
@@ -32,6 +33,10 @@ use crate::contract::outcome::ToolCallError;
 
 /// How often a client should poll, in milliseconds.
 pub(crate) const POLL_INTERVAL_MS: u64 = 500;
+
+/// How long a long-running call's task lives, in milliseconds (one hour): past it an unfinished
+/// call is stopped and its task fails; a finished one is kept as long again for its pollers.
+pub(crate) const TASK_TTL_MS: u64 = 3_600_000;
 
 /// A decided call this poll claimed, to run once: its input (the requested one or the
 /// approver's edit), the grant, and the app's claim (its ticket and lease) to finish it with.
@@ -115,7 +120,9 @@ impl ServedTasks {
         tenant: &str,
         call: BoxFuture<'static, CallToolResult>,
     ) -> CreateTaskResult {
-        let options = TaskOptions::new().with_poll_interval_ms(POLL_INTERVAL_MS);
+        let options = TaskOptions::new()
+            .with_ttl_ms(TASK_TTL_MS)
+            .with_poll_interval_ms(POLL_INTERVAL_MS);
         let task = self.running.spawn(options, move |context| {
             Box::pin(async move {
                 tokio::select! {
@@ -125,10 +132,10 @@ impl ServedTasks {
                 }
             })
         });
-        self.owners
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(task.task_id.clone(), tenant.to_string());
+        let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+        // The tasks the manager let go (past their time to live) are forgotten here too.
+        owners.retain(|id, _| self.running.get_task(id).is_ok());
+        owners.insert(task.task_id.clone(), tenant.to_string());
         CreateTaskResult::new(task)
     }
 
