@@ -190,7 +190,12 @@ fn variants(rt: &Runtime) -> Variants {
         .tool::<GuardedQuoteTool>()
         .build()
         .expect("app");
-    let handler = app.serve_mcp().tenant("acme").handler().expect("handler");
+    let handler = app
+        .serve_mcp()
+        .direct_chains()
+        .tenant("acme")
+        .handler()
+        .expect("handler");
     Variants {
         rmcp: connect(rt, RmcpOnly::new()),
         agboss: connect(rt, handler.clone()),

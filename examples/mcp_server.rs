@@ -34,10 +34,11 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut serve = app.serve_mcp();
-    if let Some(agent) = value_of("--agent") {
-        serve = serve.agent(agent);
-    }
+    // Which chain a served tool runs is a choice: an agent's path, or the direct chains.
+    let serve = match value_of("--agent") {
+        Some(agent) => app.serve_mcp().agent(agent),
+        None => app.serve_mcp().direct_chains(),
+    };
     let result = match value_of("--http") {
         None => serve.tenant("acme").stdio().await,
         Some(addr) => {

@@ -23,6 +23,7 @@ async fn crm_server() -> (Arc<CrmRunLog>, McpHttpServer) {
     let server = crm_app(Arc::clone(&log))
         .expect("app")
         .serve_mcp()
+        .direct_chains()
         .authenticator(
             BearerTokens::new()
                 .token("t-acme", "acme")
@@ -132,6 +133,7 @@ async fn idle_and_slow_clients_are_bounded_and_a_legitimate_call_still_succeeds(
     let server = crm_app(Arc::clone(&log))
         .expect("app")
         .serve_mcp()
+        .direct_chains()
         .authenticator(BearerTokens::new().token("t-acme", "acme"))
         .header_timeout(Duration::from_secs(1))
         .body_timeout(Duration::from_secs(1))

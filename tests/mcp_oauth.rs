@@ -40,6 +40,7 @@ async fn crm_resource_server(issuer: &Issuer) -> (Arc<CrmRunLog>, McpHttpServer,
     let server = crm_app(Arc::clone(&log))
         .expect("app")
         .serve_mcp()
+        .direct_chains()
         .oauth(oauth)
         .http(format!("127.0.0.1:{port}"))
         .await

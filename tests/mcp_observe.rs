@@ -82,6 +82,7 @@ async fn headers_of_an_http_config_reach_the_server_and_its_guards() {
     let remote = crm_app(Arc::clone(&log)).unwrap();
     let served = remote
         .serve_mcp()
+        .direct_chains()
         .authenticator(BearerTokens::new().token("t-acme", "acme"))
         .http("127.0.0.1:0")
         .await

@@ -204,6 +204,7 @@ async fn crm_over_http() -> (Arc<CrmRunLog>, agboss_core::mcp::server::McpHttpSe
     let app = crm_app(Arc::clone(&log)).expect("app");
     let server = app
         .serve_mcp()
+        .direct_chains()
         .authenticator(
             BearerTokens::new()
                 .token("t-acme", "acme")
@@ -405,6 +406,7 @@ async fn an_unmasked_tool_declares_its_output_schema_and_the_client_validates_it
     let app = App::builder().tool::<SumTool>().build().expect("app");
     let server = app
         .serve_mcp()
+        .direct_chains()
         .allow_unauthenticated()
         .http("127.0.0.1:0")
         .await
@@ -435,12 +437,18 @@ async fn http_binds_loopback_and_needs_an_authenticator_unless_told_otherwise() 
     let tokens = || BearerTokens::new().token("t-acme", "acme");
     let err = app
         .serve_mcp()
+        .direct_chains()
         .authenticator(tokens())
         .http("0.0.0.0:0")
         .await
         .unwrap_err();
     assert!(matches!(err, McpServerError::NotLoopback { .. }), "{err}");
-    let err = app.serve_mcp().http("127.0.0.1:0").await.unwrap_err();
+    let err = app
+        .serve_mcp()
+        .direct_chains()
+        .http("127.0.0.1:0")
+        .await
+        .unwrap_err();
     assert!(matches!(err, McpServerError::NoAuthenticator), "{err}");
     let err = app
         .serve_mcp()
@@ -453,6 +461,7 @@ async fn http_binds_loopback_and_needs_an_authenticator_unless_told_otherwise() 
     // Binding elsewhere is explicit.
     let server = app
         .serve_mcp()
+        .direct_chains()
         .authenticator(tokens())
         .allow_non_loopback()
         .http("0.0.0.0:0")

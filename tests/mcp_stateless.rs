@@ -26,6 +26,7 @@ async fn instance() -> (Arc<CrmRunLog>, McpHttpServer) {
     let server = crm_app(Arc::clone(&log))
         .expect("app")
         .serve_mcp()
+        .direct_chains()
         .authenticator(
             BearerTokens::new()
                 .token("t-acme", "acme")
@@ -38,39 +39,16 @@ async fn instance() -> (Arc<CrmRunLog>, McpHttpServer) {
 }
 
 /// One stateless 2026-07-28 request (`method`, `params`; `name` for `Mcp-Name`) to `addr`: its
-/// JSON-RPC answer (the body is JSON or one SSE event).
+/// JSON-RPC answer.
 async fn stateless(
     addr: SocketAddr,
     token: &str,
     id: u64,
     method: &str,
     name: Option<&str>,
-    mut params: Value,
+    params: Value,
 ) -> Value {
-    params["_meta"] = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                              "io.modelcontextprotocol/clientCapabilities": {} });
-    let body =
-        json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
-    let mut headers = vec![
-        ("Authorization", format!("Bearer {token}")),
-        ("MCP-Protocol-Version", "2026-07-28".to_owned()),
-        ("Mcp-Method", method.to_owned()),
-    ];
-    headers.extend(name.map(|n| ("Mcp-Name", n.to_owned())));
-    let answer =
-        tokio::task::spawn_blocking(move || raw_http::request(addr, "POST", &headers, Some(&body)))
-            .await
-            .unwrap();
-    assert_eq!(answer.status, 200, "{answer:?}");
-    let json = answer
-        .body
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("data: ")
-                .or(Some(l).filter(|l| l.starts_with('{')))
-        })
-        .unwrap_or_else(|| panic!("no JSON-RPC answer: {answer:?}"));
-    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"))
+    raw_http::stateless_rpc(addr, token, id, method, name, params, json!({})).await
 }
 
 fn get(customer: &str) -> Value {

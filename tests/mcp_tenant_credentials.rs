@@ -3,16 +3,21 @@
 //! server side) whose authenticator takes any bearer token and whose `whoami-tool` answers the
 //! token it saw. A call of tenant A never uses tenant B's token (also concurrently, also with a
 //! pool of one session), a refreshed token is used from the next call on, and a tenant without
-//! a credential (or a call without a tenant) fails with `McpError::NoCredential` unsent.
+//! a credential (or a call without a tenant) fails with `McpError::NoCredential` unsent. The
+//! credentials kept in the app's store (`StoreCredentials`, on memory, SQLite and PostgreSQL)
+//! do the same, and are shared by every instance over the same database.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agboss_core::dto::Dto;
 use agboss_core::error::ToolCallErrorKind;
 use agboss_core::mcp::client::{
-    InMemoryCredentials, McpCredential, McpError, McpServer, McpServerConfig,
+    CredentialStore, InMemoryCredentials, McpCredential, McpError, McpServer, McpServerConfig,
+    StoreCredentials,
 };
 use agboss_core::mcp::server::{McpAuthError, McpAuthenticator, McpHttpServer, McpRequestMeta};
+use agboss_core::store::types::random_id;
+use agboss_core::store::{MemoryStore, PostgresStore, SecretStore, SqliteStore};
 use agboss_core::{App, TenantContext, ToolCallError, ToolError, ToolHandler, mcp_tool, tool};
 
 #[derive(Dto, Debug, Clone, PartialEq)]
@@ -69,6 +74,7 @@ async fn echo_server() -> (McpHttpServer, Arc<AtomicUsize>) {
         .expect("remote app");
     let server = app
         .serve_mcp()
+        .direct_chains()
         .authenticator(EchoTokens(Arc::clone(&requests)))
         .http("127.0.0.1:0")
         .await
@@ -81,15 +87,25 @@ async fn echo_server() -> (McpHttpServer, Arc<AtomicUsize>) {
            server = "echo", remote = "whoami-tool", input = NoteDto, output = SeenDto)]
 pub struct RemoteWhoamiTool;
 
-async fn client_app(url: &str, store: &InMemoryCredentials, max: usize) -> App {
+async fn client_app(url: &str, store: &(impl CredentialStore + Clone), max: usize) -> App {
+    client_app_as(url, store, max, "acme").await
+}
+
+/// The client app, listing the server's tools as `list_as`.
+async fn client_app_as(
+    url: &str,
+    store: &(impl CredentialStore + Clone),
+    max: usize,
+    list_as: &str,
+) -> App {
     let echo = McpServer::connect(
         McpServerConfig::http("echo", url)
             .credentials(store.clone())
-            .list_tools_as("acme")
+            .list_tools_as(list_as)
             .max_tenant_connections(max),
     )
     .await
-    .expect("connects as acme");
+    .expect("connects");
     App::builder()
         .mcp_server(echo)
         .tool::<RemoteWhoamiTool>()
@@ -229,4 +245,106 @@ async fn a_missing_credential_is_a_typed_error_and_nothing_is_sent() {
     .unwrap_err();
     assert!(matches!(err, McpError::Start { .. }), "{err}");
     server.shutdown().await.expect("shuts down");
+}
+
+/// `StoreCredentials` over every backend: memory, SQLite (two stores on one file: two
+/// instances of the app) and PostgreSQL (a schema of its own on `AGBOSS_TEST_POSTGRES_URL`; in
+/// CI a missing server fails the test).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_kept_in_the_apps_store_are_each_tenants_own() {
+    let (server, requests) = echo_server().await;
+    let dir = std::env::temp_dir().join(random_id("agboss-credentials"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("credentials.db");
+    let sqlite = SqliteStore::open(&file).await.unwrap();
+    let memory = MemoryStore::new();
+    memory
+        .put_secret("acme", "mcp-server:echo", "not json")
+        .await
+        .unwrap();
+    check_store(&server.url(), &requests, Arc::new(memory)).await;
+    // Written through one instance's store, read through another's over the same file.
+    let other = SqliteStore::open(&file).await.unwrap();
+    StoreCredentials::new(other)
+        .set("echo", "acme", &McpCredential::bearer("tok-acme"))
+        .await
+        .unwrap();
+    sqlite
+        .put_secret("globex", "mcp-server:echo", "[]")
+        .await
+        .unwrap();
+    check_store(&server.url(), &requests, sqlite).await;
+    match std::env::var("AGBOSS_TEST_POSTGRES_URL") {
+        Ok(url) if !url.trim().is_empty() => {
+            let schema = format!("agboss_credentials_{}", random_id("s"));
+            let pg = PostgresStore::connect_with_schema(&url, &schema)
+                .await
+                .unwrap();
+            pg.put_secret("acme", "mcp-server:echo", "{").await.unwrap();
+            check_store(&server.url(), &requests, pg).await;
+        }
+        _ if std::env::var_os("CI").is_some() => panic!("AGBOSS_TEST_POSTGRES_URL is not set"),
+        _ => eprintln!("skipped PostgreSQL: AGBOSS_TEST_POSTGRES_URL not set"),
+    }
+    server.shutdown().await.expect("shuts down");
+}
+
+/// On `store`, whose credential of acme or globex for `echo` is unreadable (or acme's already
+/// set): an unreadable one fails the call unsent; each tenant's calls carry its own token; a
+/// refreshed one is used next; a removed one is missing.
+async fn check_store<S: SecretStore + Clone>(url: &str, requests: &AtomicUsize, store: S) {
+    let credentials = StoreCredentials::new(store.clone());
+    let unreadable = match store.secret("acme", "mcp-server:echo").await.unwrap() {
+        Some(value) if value.starts_with("[[") => "globex",
+        _ => "acme",
+    };
+    // initech has no credential yet: listing as it fails, typed.
+    let echo = McpServer::connect(
+        McpServerConfig::http("echo", url)
+            .credentials(credentials.clone())
+            .list_tools_as("initech"),
+    )
+    .await;
+    assert!(
+        matches!(echo, Err(McpError::NoCredential { .. })),
+        "{echo:?}"
+    );
+    credentials
+        .set("echo", "initech", &McpCredential::bearer("tok-initech"))
+        .await
+        .unwrap();
+    let app = client_app_as(url, &credentials, 8, "initech").await;
+    let listed = requests.load(Ordering::SeqCst);
+    let err = seen(&app, unreadable, "x").await.unwrap_err();
+    assert!(
+        matches!(mcp_error(&err), McpError::Credentials { .. }),
+        "{err:?}"
+    );
+    assert_eq!(requests.load(Ordering::SeqCst), listed, "nothing was sent");
+    assert_eq!(
+        seen(&app, "initech", "0").await.unwrap().seen,
+        "tok-initech"
+    );
+
+    for tenant in ["acme", "globex"] {
+        let token = format!("tok-{tenant}");
+        credentials
+            .set("echo", tenant, &McpCredential::bearer(&token))
+            .await
+            .unwrap();
+    }
+    assert_eq!(seen(&app, "acme", "1").await.unwrap().seen, "tok-acme");
+    assert_eq!(seen(&app, "globex", "2").await.unwrap().seen, "tok-globex");
+    credentials
+        .set("echo", "acme", &McpCredential::bearer("tok-acme-2"))
+        .await
+        .unwrap();
+    assert_eq!(seen(&app, "acme", "3").await.unwrap().seen, "tok-acme-2");
+    credentials.remove("echo", "acme").await.unwrap();
+    let err = seen(&app, "acme", "4").await.unwrap_err();
+    assert!(
+        matches!(mcp_error(&err), McpError::NoCredential { .. }),
+        "{err:?}"
+    );
+    assert_eq!(seen(&app, "globex", "5").await.unwrap().seen, "tok-globex");
 }

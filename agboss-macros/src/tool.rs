@@ -85,6 +85,7 @@ fn generate(item: &ItemStruct, args: &ToolArgs, checked: &Checked) -> TokenStrea
     let timeout = option_tokens(checked.timeout_ms, quote!(u64));
     let max_input = option_tokens(checked.max_input_size, quote!(usize));
     let idempotent = args.keys.idempotent.0;
+    let long_running = args.keys.long_running.0;
     let approval = match &args.keys.approval {
         Some(channel) => {
             let channel = &channel.0;
@@ -119,6 +120,7 @@ fn generate(item: &ItemStruct, args: &ToolArgs, checked: &Checked) -> TokenStrea
             .with_schemas(<#input as #p::Dto>::json_schema, <#output as #p::Dto>::json_schema)
             .with_limits(#max, #max_input, #timeout)
             .with_idempotent(#idempotent)
+            .with_long_running(#long_running)
             .with_approval(#approval, #approval_when)
             .with_cascade(#attach, #exclude, #pii_policies)
             .with_deps(#dep_metas)

@@ -33,12 +33,12 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut serve = app.serve_mcp();
+    let mut serve = match agent {
+        Some(agent) => app.serve_mcp().agent(agent),
+        None => app.serve_mcp().direct_chains(),
+    };
     if let Some(tenant) = tenant {
         serve = serve.tenant(tenant);
-    }
-    if let Some(agent) = agent {
-        serve = serve.agent(agent);
     }
     match serve.stdio().await {
         Ok(()) => ExitCode::SUCCESS,

@@ -103,3 +103,43 @@ pub fn initialize(addr: SocketAddr, token: &str) -> String {
     assert_eq!(answer.status, 202, "{answer:?}");
     session
 }
+
+/// One stateless 2026-07-28 JSON-RPC request (`method`, `params`; `name` for `Mcp-Name`) to
+/// `addr` with bearer `token`, declaring `capabilities`: its JSON-RPC answer (the body is JSON
+/// or one SSE event). Asserts `200`.
+#[allow(dead_code)] // not every test that includes this file makes stateless requests
+pub async fn stateless_rpc(
+    addr: SocketAddr,
+    token: &str,
+    id: u64,
+    method: &str,
+    name: Option<&str>,
+    mut params: serde_json::Value,
+    capabilities: serde_json::Value,
+) -> serde_json::Value {
+    params["_meta"] = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities });
+    let body =
+        serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+            .to_string();
+    let mut headers = vec![
+        ("Authorization", format!("Bearer {token}")),
+        ("MCP-Protocol-Version", "2026-07-28".to_owned()),
+        ("Mcp-Method", method.to_owned()),
+    ];
+    headers.extend(name.map(|n| ("Mcp-Name", n.to_owned())));
+    let answer = tokio::task::spawn_blocking(move || request(addr, "POST", &headers, Some(&body)))
+        .await
+        .unwrap();
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let json = answer
+        .body
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("data: ")
+                .or(Some(l).filter(|l| l.starts_with('{')))
+        })
+        .unwrap_or_else(|| panic!("no JSON-RPC answer: {answer:?}"));
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}

@@ -7,6 +7,8 @@
 mod builder;
 mod handle;
 mod runs;
+#[cfg(feature = "mcp")]
+mod serve;
 mod threads;
 mod tickets;
 
@@ -184,9 +186,10 @@ impl App {
         )
     }
 
-    /// Serves the app's tools over MCP (feature `mcp`): their direct chains, or
-    /// [`McpServe::agent`](crate::mcp::server::McpServe::agent)'s path; every inbound
-    /// `tools/call` runs the whole guarded pipeline. See [`crate::mcp::server`].
+    /// Serves the app's tools over MCP (feature `mcp`), on the path chosen next: one agent's
+    /// ([`McpServePath::agent`](crate::mcp::server::McpServePath::agent)) or the direct chains
+    /// ([`McpServePath::direct_chains`](crate::mcp::server::McpServePath::direct_chains)); every
+    /// inbound `tools/call` runs that path's whole guarded pipeline. See [`crate::mcp::server`].
     ///
     /// ```
     /// # use agboss_core::{tool, App, ToolError, ToolHandler};
@@ -199,18 +202,14 @@ impl App {
     /// #     async fn run(&self, input: EchoDto) -> Result<EchoDto, ToolError> { Ok(input) }
     /// # }
     /// let app = App::builder().tool::<EchoTool>().build().unwrap();
-    /// let server = app.serve_mcp().tenant("acme").handler().unwrap();
+    /// let server = app.serve_mcp().direct_chains().tenant("acme").handler().unwrap();
     /// assert_eq!(server.tool_names().collect::<Vec<_>>(), ["echo-tool"]);
     /// ```
     #[cfg(feature = "mcp")]
-    pub fn serve_mcp(&self) -> crate::mcp::server::McpServe {
+    pub fn serve_mcp(&self) -> crate::mcp::server::McpServePath {
         let app = self.clone();
-        crate::mcp::server::McpServe::new(self.name(), move |agent| match agent {
-            None => Some((app.callbacks(), app.bound_tools().cloned().collect())),
-            Some(name) => {
-                let agent = app.agent_by_name(name)?;
-                Some((app.agent_callbacks(agent), agent.tools.clone()))
-            }
+        crate::mcp::server::McpServePath::new(self.name(), move |path| {
+            serve::served_set(&app, path)
         })
     }
 

@@ -140,7 +140,7 @@ fn render_guard_names(
     }
 }
 
-fn render_tool(out: &mut String, tool: &BoundTool, indent: usize) {
+pub(super) fn render_tool(out: &mut String, tool: &BoundTool, indent: usize) {
     let pad = " ".repeat(indent);
     let _ = write!(out, "{pad}tool `{}`", tool.meta.name);
     if let Some(max) = tool.max_result_size {

@@ -16,6 +16,7 @@ mod describe;
 mod guardrails;
 mod resolution;
 mod resolve;
+mod served;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -31,6 +32,7 @@ pub(crate) use guardrails::GuardSpec;
 pub use guardrails::{GuardrailChain, GuardrailEntry, Guardrails};
 use resolve::TypeIdHasher;
 pub(crate) use resolve::{Blueprint, Resolved};
+pub(crate) use served::{render_served, served_path_warnings};
 
 use crate::contract::guardrail::ErasedGuardrail;
 use crate::contract::interceptor::InterceptorMeta;
@@ -101,6 +103,21 @@ pub enum BuildWarning {
         /// The limit its hooks get instead.
         hook_timeout: Duration,
     },
+    /// A tool served over MCP ([`App::serve_mcp`](crate::App::serve_mcp)) runs on a path
+    /// that lacks interceptors an agent path of the same tool has: an MCP client calls it
+    /// without the guards that agent's calls pass (an emergency stop on the agent, say).
+    /// Serve the agent's path (`.agent(..)`), or attach the guards where the served path
+    /// has them.
+    ServedPathLacksInterceptors {
+        /// The tool.
+        tool: &'static str,
+        /// The path served: `direct chains` or `agent `name``.
+        served: String,
+        /// The agent whose path has them.
+        agent: &'static str,
+        /// The interceptors of the agent's path that the served path lacks, in chain order.
+        interceptors: Vec<&'static str>,
+    },
 }
 
 impl fmt::Display for BuildWarning {
@@ -128,6 +145,18 @@ impl fmt::Display for BuildWarning {
                  get the app's interceptor timeout ({} ms); set `#[tool_interceptor(timeout_ms = ..)]` \
                  on `{interceptor}` or `AppBuilder::interceptor_timeout` to bound them",
                 hook_timeout.as_millis()
+            ),
+            Self::ServedPathLacksInterceptors {
+                tool,
+                served,
+                agent,
+                interceptors,
+            } => write!(
+                f,
+                "tool `{tool}` is served over MCP on the {served} without `{}`, which agent `{agent}`'s \
+                 path runs: an MCP client calls it unguarded by them (serve `.agent(\"{agent}\")`, or \
+                 attach them where the served path has them)",
+                interceptors.join("`, `")
             ),
         }
     }

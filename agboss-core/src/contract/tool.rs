@@ -96,6 +96,9 @@ pub struct ToolMeta {
     /// ([`ExecutionContext::idempotency_key`](crate::ExecutionContext::idempotency_key)) does
     /// its work once, so a resumed run may rerun a call whose end was never recorded.
     pub idempotent: bool,
+    /// `#[tool(long_running)]`: served over MCP to a client that supports the tasks extension,
+    /// a call is answered at once with a task to poll instead of holding the request open.
+    pub long_running: bool,
     /// `#[tool(approval = SomeChannel)]`: a call that every `before_tool_call` allowed waits
     /// for a human decision through this channel before it runs.
     pub approval: Option<&'static ChannelMeta>,
@@ -140,6 +143,7 @@ impl ToolMeta {
             max_input_size: None,
             timeout_ms: None,
             idempotent: false,
+            long_running: false,
             approval: None,
             approval_when: None,
             tool_interceptors: &[],
@@ -171,6 +175,11 @@ impl ToolMeta {
     /// `idempotent`.
     pub const fn with_idempotent(mut self, idempotent: bool) -> Self {
         self.idempotent = idempotent;
+        self
+    }
+    /// `long_running`.
+    pub const fn with_long_running(mut self, long_running: bool) -> Self {
+        self.long_running = long_running;
         self
     }
     /// `approval` and `approval_when`.

@@ -127,13 +127,34 @@ pub(crate) async fn claim_direct(
     let durability = rt.store.as_ref().ok_or(StoreError::NotConfigured)?;
     let store = &durability.store;
     let pending = store.ticket(tenant, decision.ticket_id()).await?;
-    if pending.step_key != DIRECT_KEY || pending.tool != bound.meta().name {
+    if !is_direct_ticket(&pending, bound) {
         return Err(StoreError::TicketNotFound {
             ticket_id: pending.id,
         }
         .into());
     }
     let ticket = decide(rt, tenant, decision).await?;
+    claim_decided(rt, bound, tenant, ticket).await
+}
+
+/// Whether `ticket` is the ticket of a direct call of `bound` (not of an agent's or a
+/// workflow's run).
+pub(crate) fn is_direct_ticket(ticket: &Ticket, bound: &BoundTool) -> bool {
+    ticket.step_key == DIRECT_KEY && ticket.tool == bound.meta().name
+}
+
+/// Claims a direct call's ticket decided earlier (by [`decide`], from any instance) for
+/// running, exactly once: what [`claim_direct`] does after deciding. A rejection (the run is
+/// then finished failed) or a ticket made under another policy (a new one is requested) is an
+/// error; another claim in progress is [`StoreError::LeaseHeld`].
+pub(crate) async fn claim_decided(
+    rt: &Runtime,
+    bound: &BoundTool,
+    tenant: &str,
+    ticket: Ticket,
+) -> Result<Claimed, RunError> {
+    let durability = rt.store.as_ref().ok_or(StoreError::NotConfigured)?;
+    let store = &durability.store;
     let run = NewRun::new(tenant, &ticket.run_id, &ticket.tool, &ticket.input);
     let (_, lease) = store
         .begin_run(run, &durability.worker, durability.lease_ttl)
@@ -286,4 +307,39 @@ pub(crate) async fn take_over_direct(
     store.finish_run(&lease, &end).await?;
     let error = StepFailedError::from_tool_call(&ticket.tool, blocked.into());
     Ok(Some(Err(RunError::Step(error))))
+}
+
+/// Withdraws `tenant`'s pending direct ticket (its caller gave up waiting): the ticket moves to
+/// `Expired` before its expiry, so it can no longer be decided, the call's end is journaled as
+/// `withdrawn` and its run finished failed. The call never runs.
+pub(crate) async fn withdraw_direct(
+    rt: &Runtime,
+    tenant: &str,
+    ticket: Ticket,
+) -> Result<(), RunError> {
+    let durability = rt.store.as_ref().ok_or(StoreError::NotConfigured)?;
+    let store = &durability.store;
+    let run = NewRun::new(tenant, &ticket.run_id, &ticket.tool, &ticket.input);
+    let (_, lease) = store
+        .begin_run(run, &durability.worker, durability.lease_ttl)
+        .await?;
+    let ticket = Tickets::new(store, &lease, tenant).expire(ticket).await?;
+    let text = format!(
+        "The call of `{}` was withdrawn by its caller before a decision; it did not run.",
+        ticket.tool
+    );
+    let entry = StepEntry::ToolFinished {
+        key: DIRECT_KEY.to_string(),
+        call_id: ticket.call_id.clone(),
+        tool: ticket.tool.clone(),
+        decision: "withdrawn".to_string(),
+        content: text.clone(),
+        is_error: true,
+        truncated: false,
+    };
+    store.append(&lease, &entry, &[]).await?;
+    store
+        .finish_run(&lease, &RunEnd::Failed { error: text })
+        .await?;
+    Ok(())
 }

@@ -16,7 +16,8 @@
 //! run's is refused ([`StoreError::LeaseLost`]): a worker that lost its run cannot corrupt it.
 //!
 //! Every operation is scoped by tenant: thread and run ids are unique within a tenant, and
-//! another tenant's thread or run reads as not found.
+//! another tenant's thread or run reads as not found. Besides the three, [`SecretStore`] keeps
+//! each tenant's secrets by name (the credentials of its remote MCP servers).
 //!
 //! Backends: [`MemoryStore`] (tests), `SqliteStore` (the embedded default, feature `sqlite`)
 //! and `PostgresStore` (feature `postgres`), both one SQL implementation (`SqlStore`) over a
@@ -39,6 +40,7 @@ mod forward;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod secrets;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(feature = "sqlite")]
@@ -52,6 +54,7 @@ pub use error::StoreError;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+pub use secrets::SecretStore;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use sql::SqlStore;
 #[cfg(feature = "sqlite")]

@@ -52,6 +52,7 @@ pub struct ToolKeys {
     pub max_input_size: Option<Int>,
     pub timeout_ms: Option<Int>,
     pub idempotent: Flag,
+    pub long_running: Flag,
     pub approval: Option<TypePath>,
     pub approval_when: Option<TypePath>,
     pub deps: Option<PathList>,

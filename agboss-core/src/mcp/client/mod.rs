@@ -29,6 +29,7 @@ mod pool;
 mod reconnect;
 mod registry;
 mod remote;
+mod store_credentials;
 mod tool_meta;
 
 pub use config::{
@@ -45,4 +46,5 @@ pub use error::{McpError, StderrTail};
 pub use registry::server_tool_name;
 #[doc(hidden)]
 pub use remote::McpRemote;
+pub use store_credentials::StoreCredentials;
 pub use tool_meta::McpToolMeta;

@@ -7,7 +7,7 @@ use super::McpAuthError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpServerError {
-    /// [`McpServe::agent`](super::McpServe::agent) names no agent of the app.
+    /// [`McpServePath::agent`](super::McpServePath::agent) names no agent of the app.
     #[error("the app has no agent `{name}` to serve over MCP")]
     UnknownAgent {
         /// The name.

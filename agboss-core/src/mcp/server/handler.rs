@@ -6,120 +6,27 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use foldhash::HashMap;
+use futures::future::BoxFuture;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::arguments::{RawArguments, RawByRequest};
 use super::auth::Caller;
-use crate::callback::{SharedToolCallback, ToolInvocation};
-use crate::cascade::BoundTool;
+use super::tasks::{ClaimedCall, ServedTasks, approval_task};
+use super::tools::{Served, ServedTools};
+use crate::callback::ToolInvocation;
 use crate::contract::agent::ToolErrorPolicy;
-use crate::contract::outcome::{CallOutcome, Rendered};
+use crate::contract::channel::ApprovalGrant;
+use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
 use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::di::TenantContext;
 use crate::pipeline::observe::{Reader, observe};
-
-/// One served tool: its callback and its MCP definition (built once).
-struct Served {
-    callback: SharedToolCallback,
-    /// Whether `tools/list` declares an output schema: then every successful result carries
-    /// structured content that matches it.
-    has_output_schema: bool,
-}
-
-/// The tools a server exposes, with their MCP definitions built once.
-pub(crate) struct ServedTools {
-    tools: Vec<Served>,
-    by_name: HashMap<String, usize>,
-    listed: Arc<[Tool]>,
-}
-
-impl fmt::Debug for ServedTools {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list()
-            .entries(self.tools.iter().map(|t| &t.callback.definition().name))
-            .finish()
-    }
-}
-
-impl ServedTools {
-    /// The callbacks to serve; `bound` are the app's tools on the same path, which tell whose
-    /// results keep their output DTO's shape (no PII policy can turn a number into a mask, no
-    /// `max_result_size` can cut the JSON): only those declare an output schema. A name served
-    /// twice is refused (`Err(name)`).
-    pub(crate) fn new<'b>(
-        callbacks: Vec<SharedToolCallback>,
-        bound: impl IntoIterator<Item = &'b BoundTool>,
-    ) -> Result<Self, String> {
-        let keeps_shape: HashMap<&'static str, &'b BoundTool> = bound
-            .into_iter()
-            .filter(|b| b.chain().pii().is_empty() && b.max_result_size().is_none())
-            .map(|b| (b.meta().name, b))
-            .collect();
-        let mut tools = Vec::with_capacity(callbacks.len());
-        let mut by_name = HashMap::default();
-        let mut listed = Vec::with_capacity(callbacks.len());
-        for callback in callbacks {
-            let definition = callback.definition();
-            if by_name
-                .insert(definition.name.clone(), tools.len())
-                .is_some()
-            {
-                return Err(definition.name.clone());
-            }
-            let input_schema = match &definition.parameters {
-                Value::Object(map) => map.clone(),
-                _ => Map::from_iter([("type".to_string(), Value::from("object"))]),
-            };
-            let mut tool = Tool::new(
-                definition.name.clone(),
-                definition.description.clone(),
-                Arc::new(input_schema),
-            );
-            let output_schema = keeps_shape
-                .get(definition.name.as_str())
-                .filter(|b| {
-                    callback
-                        .metadata()
-                        .tool
-                        .is_some_and(|m| std::ptr::eq(m, b.meta()))
-                })
-                .and_then(|b| match (b.meta().output_schema)() {
-                    Value::Object(map) if map.get("type") == Some(&Value::from("object")) => {
-                        Some(map)
-                    }
-                    _ => None,
-                });
-            let has_output_schema = output_schema.is_some();
-            if let Some(schema) = output_schema {
-                tool = tool.with_raw_output_schema(Arc::new(schema));
-            }
-            listed.push(tool);
-            tools.push(Served {
-                callback,
-                has_output_schema,
-            });
-        }
-        Ok(Self {
-            tools,
-            by_name,
-            listed: listed.into(),
-        })
-    }
-
-    /// The served tools' names, in order.
-    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools
-            .iter()
-            .map(|t| t.callback.definition().name.as_str())
-    }
-}
 
 /// Where a call's tenant comes from.
 #[derive(Debug, Clone)]
@@ -138,6 +45,7 @@ pub struct McpToolServer {
     tools: Arc<ServedTools>,
     tenant: TenantSource,
     info: Arc<ServerConfig>,
+    tasks: ServedTasks,
     /// Over stdio: the raw arguments of the calls whose line held a key twice.
     raw: Option<Arc<RawByRequest>>,
 }
@@ -157,9 +65,19 @@ impl McpToolServer {
         tenant: TenantSource,
         implementation: Implementation,
         instructions: Option<String>,
+        tasks: ServedTasks,
     ) -> Self {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(implementation);
+        // The tasks extension is declared when a call can become a task.
+        let capabilities =
+            if tasks.approvals.is_some() || tools.tools.iter().any(|t| t.long_running) {
+                ServerCapabilities::builder()
+                    .enable_tools()
+                    .enable_tasks()
+                    .build()
+            } else {
+                ServerCapabilities::builder().enable_tools().build()
+            };
+        let mut info = ServerConfig::new(capabilities).with_server_info(implementation);
         if let Some(instructions) = instructions {
             info = info.with_instructions(instructions);
         }
@@ -167,6 +85,7 @@ impl McpToolServer {
             tools,
             tenant,
             info: Arc::new(info),
+            tasks,
             raw: None,
         }
     }
@@ -192,7 +111,7 @@ impl McpToolServer {
     /// #     async fn run(&self, input: EchoDto) -> Result<EchoDto, ToolError> { Ok(input) }
     /// # }
     /// let app = App::builder().tool::<EchoTool>().build().unwrap();
-    /// let server = app.serve_mcp().tenant("acme").handler().unwrap();
+    /// let server = app.serve_mcp().direct_chains().tenant("acme").handler().unwrap();
     /// assert_eq!(server.tool_names().collect::<Vec<_>>(), ["echo-tool"]);
     /// ```
     pub fn tool_names(&self) -> impl Iterator<Item = &str> {
@@ -217,7 +136,7 @@ impl McpToolServer {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         // The raw text when it holds a key twice (rmcp's map kept one of the two); taken first,
         // so that no request leaves its text behind.
         let raw = match &self.raw {
@@ -239,7 +158,7 @@ impl McpToolServer {
         let served = &self.tools.tools[index];
         let Ok(tenant) = self.tenant_of(&context) else {
             // Unreachable behind the authentication layer; refused all the same.
-            return Ok(error_result("The request is not authenticated.".into()));
+            return Ok(error_result("The request is not authenticated.".into()).into());
         };
         let arguments = match (raw, &request.arguments) {
             (Some(raw), _) => raw.0.to_string(),
@@ -248,18 +167,113 @@ impl McpToolServer {
             (None, None) => "{}".to_string(),
         };
         let call_id = format!("mcp-{}", context.id);
-        let invocation = ToolInvocation::new(&call_id, &arguments).with_tenant(tenant.as_ref());
+        let as_task = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        let tenant_id = tenant
+            .as_ref()
+            .map_or("", TenantContext::tenant_id)
+            .to_string();
+        if as_task && served.long_running {
+            let tools = Arc::clone(&self.tools);
+            let call = async move {
+                let outcome = run_once(&tools, index, tenant.as_ref(), &call_id, &arguments, None);
+                to_result(&tools.tools[index], &call_id, outcome.await)
+            };
+            return Ok(CallToolResponse::Task(
+                self.tasks.spawn(&tenant_id, Box::pin(call)),
+            ));
+        }
         let outcome = tokio::select! {
             biased;
-            outcome = served.callback.call(invocation) => outcome,
+            outcome = run_once(&self.tools, index, tenant.as_ref(), &call_id, &arguments, None) => outcome,
             () = context.ct.cancelled() => {
                 // The client cancelled: the call's future is dropped (listeners hear
                 // `on_cancelled`); the answer is not read.
-                return Ok(error_result("The call was cancelled.".into()));
+                return Ok(error_result("The call was cancelled.".into()).into());
             }
         };
-        Ok(to_result(served, &call_id, outcome))
+        // A call that waits for approval, of a client that can poll: its ticket is its task.
+        let outcome = match (outcome, &self.tasks.approvals) {
+            (CallOutcome::Failed(failure), Some(approvals))
+                if as_task && failure.kind() == FailureKind::Approval =>
+            {
+                let error = approvals
+                    .open(&request.name, &tenant_id, &call_id, failure.into_error())
+                    .await;
+                if let ToolCallErrorKind::ApprovalRequired {
+                    channel,
+                    ticket_id: Some(ticket),
+                    ..
+                } = error.kind()
+                {
+                    return Ok(CallToolResponse::Task(approval_task(ticket, channel)));
+                }
+                CallOutcome::failed(FailureKind::Approval, error)
+            }
+            (outcome, _) => outcome,
+        };
+        Ok(to_result(served, &call_id, outcome).into())
     }
+
+    /// Runs a claimed call (approved, or edited: its input is the approver's) once, on the
+    /// served path, and records its result.
+    fn run_claimed(
+        &self,
+        tenant: Option<TenantContext>,
+        claimed: ClaimedCall,
+    ) -> BoxFuture<'static, ()> {
+        let tools = Arc::clone(&self.tools);
+        let approvals = self.tasks.approvals.clone();
+        Box::pin(async move {
+            let Some(approvals) = approvals else { return };
+            let result = match tools.by_name.get(claimed.tool.as_str()) {
+                Some(&index) => {
+                    let outcome = run_once(
+                        &tools,
+                        index,
+                        tenant.as_ref(),
+                        &claimed.call_id,
+                        &claimed.input,
+                        Some(&claimed.grant),
+                    )
+                    .await;
+                    let result = to_result(&tools.tools[index], &claimed.call_id, outcome);
+                    let text = result
+                        .content
+                        .iter()
+                        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                        .collect::<String>();
+                    if result.is_error == Some(true) {
+                        Err(text)
+                    } else {
+                        Ok(text)
+                    }
+                }
+                None => Err(format!("`{}` is not served here.", claimed.tool)),
+            };
+            approvals.finish(claimed, result).await;
+        })
+    }
+}
+
+/// Runs served tool `index` once through its callback.
+async fn run_once(
+    tools: &ServedTools,
+    index: usize,
+    tenant: Option<&TenantContext>,
+    call_id: &str,
+    arguments: &str,
+    grant: Option<&ApprovalGrant>,
+) -> CallOutcome<Rendered> {
+    let invocation = ToolInvocation::new(call_id, arguments)
+        .with_tenant(tenant)
+        .with_approval(grant);
+    tools.tools[index].callback.call(invocation).await
+}
+
+fn unknown_task(task_id: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("unknown task: {task_id}"), None)
 }
 
 /// What a caller reads of one outcome: the observation policy of a model reader that reports
@@ -355,8 +369,38 @@ impl ServerHandler for McpToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, context)
-            .await
-            .map(CallToolResponse::from)
+        self.call(request, context).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let Ok(tenant) = self.tenant_of(&context) else {
+            return Err(unknown_task(&request.task_id));
+        };
+        let tenant_id = tenant.as_ref().map_or("", TenantContext::tenant_id);
+        let run = |claimed| self.run_claimed(tenant.clone(), claimed);
+        match self.tasks.get(tenant_id, &request.task_id, run).await? {
+            Some(task) => Ok(GetTaskResult::new(task)),
+            None => Err(unknown_task(&request.task_id)),
+        }
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let Ok(tenant) = self.tenant_of(&context) else {
+            return Err(unknown_task(&request.task_id));
+        };
+        let tenant_id = tenant.as_ref().map_or("", TenantContext::tenant_id);
+        if self.tasks.cancel(tenant_id, &request.task_id).await? {
+            Ok(())
+        } else {
+            Err(unknown_task(&request.task_id))
+        }
     }
 }

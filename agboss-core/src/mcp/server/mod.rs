@@ -1,6 +1,9 @@
 //! The app served as an MCP server: [`App::serve_mcp`](crate::App::serve_mcp) exposes the app's
-//! tools (their direct application → tool chains, or the tools of one agent's path) over
-//! stdio or streamable HTTP, on rmcp.
+//! tools over stdio or streamable HTTP, on rmcp, on the path chosen with [`McpServePath`]: one
+//! agent's path ([`McpServePath::agent`]) or the direct application → tool chains
+//! ([`McpServePath::direct_chains`]); no default. [`McpServe::describe`] shows the served
+//! path; a served tool lacking an agent path's interceptors is a build warning
+//! ([`McpServe::warnings`]).
 //!
 //! Every inbound `tools/call` runs the tool's whole guarded pipeline through its callback
 //! (input validation, the interceptors, the approval point, `run`, the after-hooks, masking
@@ -18,7 +21,9 @@
 //! | unknown tool | a JSON-RPC error (`-32602`) |
 //!
 //! Texts built for the caller are masked by the PII policies of the tool's path, like the
-//! results. `tools/list` gives each tool's name, description and input schema; a native tool
+//! results. To a client that declares the tasks extension, a call that waits for approval is
+//! a task whose id is its approval ticket's, and a `#[tool(long_running)]` call a task too
+//! (see the guide's MCP page). `tools/list` gives each tool's name, description and input schema; a native tool
 //! whose path neither masks nor truncates its results also declares its output DTO's schema.
 //!
 //! **Tenants.** Over HTTP every request goes through the [`McpAuthenticator`] first (an axum
@@ -75,10 +80,11 @@
 //! # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
 //! let app = App::builder().tool::<EchoTool>().build()?;
 //! // Over stdio, as one tenant (an MCP client starts this process):
-//! app.serve_mcp().tenant("acme").stdio().await?;
+//! app.serve_mcp().direct_chains().tenant("acme").stdio().await?;
 //! // Over streamable HTTP, each request as the tenant of its bearer token:
 //! let server = app
 //!     .serve_mcp()
+//!     .direct_chains()
 //!     .authenticator(BearerTokens::new().token("t-acme", "acme"))
 //!     .http("127.0.0.1:8080")
 //!     .await?;
@@ -88,6 +94,7 @@
 //! ```
 mod arguments;
 mod auth;
+mod choice;
 mod error;
 mod handler;
 mod http;
@@ -95,6 +102,8 @@ mod limits;
 #[cfg(feature = "mcp-oauth")]
 pub mod oauth;
 mod session;
+mod tasks;
+mod tools;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -105,6 +114,7 @@ use rmcp::ServiceExt as _;
 use rmcp::model::Implementation;
 
 pub use auth::{BearerTokens, McpAuthError, McpAuthenticator, McpRequestMeta, McpTransportKind};
+pub use choice::McpServePath;
 pub use error::McpServerError;
 pub use handler::McpToolServer;
 pub use http::McpHttpServer;
@@ -113,25 +123,22 @@ pub use limits::{
 };
 
 use self::auth::SharedAuthenticator;
-use self::handler::{ServedTools, TenantSource};
+use self::choice::Resolve;
+pub(crate) use self::choice::{ServedPath, ServedSet};
+use self::handler::TenantSource;
 use self::limits::HttpLimits;
-use crate::callback::SharedToolCallback;
-use crate::cascade::BoundTool;
+pub(crate) use self::tasks::{ApprovalState, ApprovalTasks, ClaimedCall};
+use self::tools::ServedTools;
 use crate::di::TenantContext;
 
-/// What the app hands the server for one choice of path: the callbacks and the bound tools
-/// of that path (`None`: no such agent).
-type Resolve =
-    dyn Fn(Option<&str>) -> Option<(Vec<SharedToolCallback>, Vec<BoundTool>)> + Send + Sync;
-
 /// How an app is served over MCP: which tools, as which tenant, over which transport. Made by
-/// [`App::serve_mcp`](crate::App::serve_mcp); ends with [`McpServe::stdio`],
+/// [`App::serve_mcp`](crate::App::serve_mcp) and a choice of path ([`McpServePath`]); ends with [`McpServe::stdio`],
 /// [`McpServe::http`], [`McpServe::router`] (to mount in an axum app of your own) or
 /// [`McpServe::handler`] (for any rmcp transport).
 #[must_use = "an McpServe serves nothing until `stdio`, `http`, `router` or `handler` is called"]
 pub struct McpServe {
     resolve: Arc<Resolve>,
-    agent: Option<String>,
+    served: ServedPath,
     tenant: Option<TenantContext>,
     authenticator: Option<SharedAuthenticator>,
     #[cfg(feature = "mcp-oauth")]
@@ -148,7 +155,7 @@ pub struct McpServe {
 impl fmt::Debug for McpServe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpServe")
-            .field("agent", &self.agent)
+            .field("served", &self.served)
             .field("tenant", &self.tenant)
             .field("authenticator", &self.authenticator.is_some())
             .field("oauth", &self.oauth_resource())
@@ -158,22 +165,16 @@ impl fmt::Debug for McpServe {
 }
 
 impl McpServe {
-    /// A server of `app_name`'s tools, which `resolve` hands over for the chosen path.
-    pub(crate) fn new(
-        app_name: &str,
-        resolve: impl Fn(Option<&str>) -> Option<(Vec<SharedToolCallback>, Vec<BoundTool>)>
-        + Send
-        + Sync
-        + 'static,
-    ) -> Self {
+    /// A server of `app_name`'s tools on `path`, which `resolve` hands over.
+    pub(crate) fn new(app_name: &str, resolve: Arc<Resolve>, path: ServedPath) -> Self {
         let name = if app_name.is_empty() {
             "agboss"
         } else {
             app_name
         };
         Self {
-            resolve: Arc::new(resolve),
-            agent: None,
+            resolve,
+            served: path,
             tenant: None,
             authenticator: None,
             #[cfg(feature = "mcp-oauth")]
@@ -186,14 +187,6 @@ impl McpServe {
             instructions: None,
             limits: HttpLimits::default(),
         }
-    }
-
-    /// Serves the tools of agent `name` on its path (application → [workflow →] agent →
-    /// tool), decorated with the app's and the agent's listeners, instead of the app's direct
-    /// chains.
-    pub fn agent(mut self, name: impl Into<String>) -> Self {
-        self.agent = Some(name.into());
-        self
     }
 
     /// Every call runs as this tenant (stdio; or HTTP with
@@ -232,8 +225,8 @@ impl McpServe {
     /// let app = App::builder().tool::<EchoTool>().build()?;
     /// let oauth = || OAuthResourceServer::new("https://mcp.example.com/mcp",
     ///     "https://id.example.com", "https://id.example.com/jwks");
-    /// let router = app.serve_mcp().oauth(oauth()?.tool_scopes("echo-tool", ["echo"])).router()?;
-    /// let typo = app.serve_mcp().oauth(oauth()?.tool_scopes("echo-tool2", ["echo"])).router();
+    /// let router = app.serve_mcp().direct_chains().oauth(oauth()?.tool_scopes("echo-tool", ["echo"])).router()?;
+    /// let typo = app.serve_mcp().direct_chains().oauth(oauth()?.tool_scopes("echo-tool2", ["echo"])).router();
     /// assert!(matches!(typo, Err(McpServerError::UnknownScopedTool { .. })));
     /// # let _ = router;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -348,7 +341,7 @@ impl McpServe {
     /// use agboss_core::mcp::server::McpServerError;
     ///
     /// let app = App::builder().tool::<EchoTool>().build().unwrap();
-    /// assert!(app.serve_mcp().tenant("acme").handler().is_ok());
+    /// assert!(app.serve_mcp().direct_chains().tenant("acme").handler().is_ok());
     /// let err = app.serve_mcp().agent("no-such-agent").handler().unwrap_err();
     /// assert!(matches!(err, McpServerError::UnknownAgent { .. }));
     /// ```
@@ -357,10 +350,15 @@ impl McpServe {
     }
 
     fn build(&self, tenant: TenantSource) -> Result<McpToolServer, McpServerError> {
-        let (callbacks, bound) =
-            (self.resolve)(self.agent.as_deref()).ok_or_else(|| McpServerError::UnknownAgent {
-                name: self.agent.clone().unwrap_or_default(),
-            })?;
+        let ServedSet {
+            callbacks,
+            bound,
+            warnings,
+            approvals,
+        } = self.served_set()?;
+        for warning in &warnings {
+            tracing::warn!(server = %self.implementation.name, "{warning}");
+        }
         let tools = ServedTools::new(callbacks, bound.iter())
             .map_err(|name| McpServerError::DuplicateTool { name })?;
         Ok(McpToolServer::new(
@@ -368,6 +366,7 @@ impl McpServe {
             tenant,
             self.implementation.clone(),
             self.instructions.clone(),
+            tasks::ServedTasks::new(approvals),
         ))
     }
 
@@ -416,9 +415,9 @@ impl McpServe {
     ///
     /// let app = App::builder().tool::<EchoTool>().build().unwrap();
     /// let tokens = BearerTokens::new().token("t-acme", "acme");
-    /// let router: axum::Router = app.serve_mcp().authenticator(tokens).router().unwrap();
+    /// let router: axum::Router = app.serve_mcp().direct_chains().authenticator(tokens).router().unwrap();
     /// // Without an authenticator, HTTP must be asked for explicitly:
-    /// assert!(matches!(app.serve_mcp().router(), Err(McpServerError::NoAuthenticator)));
+    /// assert!(matches!(app.serve_mcp().direct_chains().router(), Err(McpServerError::NoAuthenticator)));
     /// # let _ = router;
     /// ```
     pub fn router(&self) -> Result<axum::Router, McpServerError> {

@@ -14,6 +14,7 @@ use super::types::{
 use crate::contract::ticket::TicketState;
 use crate::model::Message;
 
+mod secrets;
 mod tickets;
 
 /// Threads, runs and journals in memory, with the same semantics as the SQL backends (leases,
@@ -42,6 +43,7 @@ struct State {
     threads: HashMap<(String, String), Thread>,
     runs: HashMap<(String, String), Run>,
     tickets: HashMap<(String, String), (u64, Ticket)>,
+    secrets: HashMap<(String, String), String>,
 }
 
 #[derive(Debug)]

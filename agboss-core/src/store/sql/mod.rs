@@ -13,6 +13,7 @@ pub(crate) mod dialect;
 mod queries;
 mod rows;
 mod runs;
+mod secrets;
 mod store;
 mod threads;
 mod tickets;
