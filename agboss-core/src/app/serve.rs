@@ -184,13 +184,20 @@ impl ApprovalTasks for StoreApprovals {
         })
     }
 
-    fn finish(&self, claimed: ClaimedCall, result: Result<String, String>) -> BoxFuture<'_, ()> {
+    fn finish(
+        &self,
+        claimed: ClaimedCall,
+        label: &'static str,
+        result: Result<String, String>,
+    ) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             let Ok(claim) = claimed.claim.downcast::<(Ticket, Lease)>() else {
                 return;
             };
             let (ticket, lease) = *claim;
-            if let Err(e) = direct::finish_direct(&self.app.inner, &ticket, &lease, result).await {
+            if let Err(e) =
+                direct::finish_direct(&self.app.inner, &ticket, &lease, label, result).await
+            {
                 // The call ran; its end is not recorded: the ticket stays claimed (in doubt),
                 // and the call is never run again.
                 tracing::error!(ticket = %ticket.id, error = %e, "an approved MCP call's result was not recorded");

@@ -23,7 +23,7 @@ use super::tools::{Served, ServedTools};
 use crate::callback::ToolInvocation;
 use crate::contract::agent::ToolErrorPolicy;
 use crate::contract::channel::ApprovalGrant;
-use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
+use crate::contract::outcome::{CallDecision, CallOutcome, FailureKind, Rendered};
 use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::di::TenantContext;
 use crate::pipeline::observe::{Reader, observe};
@@ -227,7 +227,7 @@ impl McpToolServer {
         let approvals = self.tasks.approvals.clone();
         Box::pin(async move {
             let Some(approvals) = approvals else { return };
-            let result = match tools.by_name.get(claimed.tool.as_str()) {
+            let (label, result) = match tools.by_name.get(claimed.tool.as_str()) {
                 Some(&index) => {
                     let outcome = run_once(
                         &tools,
@@ -238,21 +238,29 @@ impl McpToolServer {
                         Some(&claimed.grant),
                     )
                     .await;
+                    let label = outcome.decision().label();
                     let result = to_result(&tools.tools[index], &claimed.call_id, outcome);
                     let text = result
                         .content
                         .iter()
                         .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
                         .collect::<String>();
-                    if result.is_error == Some(true) {
+                    let result = if result.is_error == Some(true) {
                         Err(text)
                     } else {
                         Ok(text)
-                    }
+                    };
+                    (label, result)
                 }
-                None => Err(format!("`{}` is not served here.", claimed.tool)),
+                None => (
+                    CallDecision::Rejected {
+                        reason: String::new(),
+                    }
+                    .label(),
+                    Err(format!("`{}` is not served here.", claimed.tool)),
+                ),
             };
-            approvals.finish(claimed, result).await;
+            approvals.finish(claimed, label, result).await;
         })
     }
 }

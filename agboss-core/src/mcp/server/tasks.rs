@@ -86,8 +86,14 @@ pub(crate) trait ApprovalTasks: Send + Sync + 'static {
         tenant: &'a str,
         ticket_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<ApprovalState>, String>>;
-    /// Records a claimed call's result (`Err`: the error text) and completes its ticket.
-    fn finish(&self, claimed: ClaimedCall, result: Result<String, String>) -> BoxFuture<'_, ()>;
+    /// Records a claimed call's result (`Err`: the error text), with the label of its decision
+    /// ([`CallDecision::label`](crate::CallDecision::label)), and completes its ticket.
+    fn finish(
+        &self,
+        claimed: ClaimedCall,
+        label: &'static str,
+        result: Result<String, String>,
+    ) -> BoxFuture<'_, ()>;
     /// Withdraws `tenant`'s pending ticket (one decided already goes on); `false` when this
     /// tenant has no such ticket of these tools, `Err` when the store failed.
     fn withdraw<'a>(
