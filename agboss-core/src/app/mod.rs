@@ -18,7 +18,7 @@ pub use builder::AppBuilder;
 pub use handle::{DynToolHandle, ToolHandle};
 pub use runs::{RunFollow, RunUpdate, Runs};
 pub use threads::Threads;
-pub use tickets::{INPUT_HIDDEN, Tickets, invalid_edit};
+pub use tickets::{INPUT_HIDDEN, Tickets};
 
 use crate::callback::stack::{RunLayers, ToolCallListenerSet, agent_stack, stack};
 use crate::callback::{BoundToolCallback, SharedToolCallback};
@@ -384,9 +384,8 @@ impl App {
     /// by the ticket's channel, the ticket pending and not expired; a ticket is decided once
     /// ([`StoreError::TicketState`] after that). Once the approver is authorized, an edit's
     /// input is decoded and validated against the tool's input DTO: an invalid one is refused
-    /// with [`RunError::Step`] of a
-    /// [`ToolCallErrorKind::InvalidInput`](crate::error::ToolCallErrorKind::InvalidInput)
-    /// (its field errors: [`invalid_edit`]), nothing is recorded and the ticket stays pending.
+    /// with [`RunError::InvalidEdit`] (every failing field), nothing is recorded and the ticket
+    /// stays pending.
     /// Resume the run afterwards with [`App::resume_ticket`] or [`App::resume_run`].
     /// Every decision path ([`App::tickets`], [`App::resume`], the console) passes here.
     pub async fn decide(&self, tenant: &str, decision: Decision) -> Result<Ticket, RunError> {

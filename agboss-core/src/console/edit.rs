@@ -41,10 +41,17 @@ fn properties(schema: &Value) -> impl Iterator<Item = (&String, &Value)> {
 
 /// The form's fields (HTML): one per property of `schema`, showing `masked`'s values; a value
 /// the policies masked (it differs from `raw`'s) is shown empty, marked masked: submitting the
-/// form keeps it.
-pub(super) fn fields(schema: &Value, raw: &Value, masked: &Value) -> String {
+/// form keeps it. A field named in `errors` (a refused edit's `(field, why)`) is marked
+/// invalid, its error under it.
+pub(super) fn fields(
+    schema: &Value,
+    raw: &Value,
+    masked: &Value,
+    errors: &[(String, String)],
+) -> String {
     let mut out = String::new();
     for (name, prop) in properties(schema) {
+        let error = errors.iter().find(|(field, _)| field == name);
         let was_masked = masked[name.as_str()] != raw[name.as_str()];
         let shown = if was_masked {
             &Value::Null
@@ -58,9 +65,14 @@ pub(super) fn fields(schema: &Value, raw: &Value, masked: &Value) -> String {
         };
         let label = prop["description"].as_str().unwrap_or(name);
         let id = format!("field-{}", escape(name));
+        let invalid = if error.is_some() {
+            format!(r#" aria-invalid="true" aria-describedby="error-{}""#, escape(name))
+        } else {
+            String::new()
+        };
         let input = match kind(prop) {
             Kind::Boolean => format!(
-                r#"<input type="checkbox" id="{id}" name="f.{n}"{}>"#,
+                r#"<input type="checkbox" id="{id}" name="f.{n}"{invalid}{}>"#,
                 if shown.as_bool() == Some(true) {
                     " checked"
                 } else {
@@ -69,7 +81,7 @@ pub(super) fn fields(schema: &Value, raw: &Value, masked: &Value) -> String {
                 n = escape(name)
             ),
             Kind::Json => format!(
-                r#"<textarea id="{id}" name="f.{n}" rows="3" placeholder="{keep}">{}</textarea>"#,
+                r#"<textarea id="{id}" name="f.{n}" rows="3" placeholder="{keep}"{invalid}>{}</textarea>"#,
                 escape(&if shown.is_null() {
                     String::new()
                 } else {
@@ -90,14 +102,21 @@ pub(super) fn fields(schema: &Value, raw: &Value, masked: &Value) -> String {
                     ""
                 };
                 format!(
-                    r#"<input type="{ty}"{step} id="{id}" name="f.{n}" value="{}" placeholder="{keep}">"#,
+                    r#"<input type="{ty}"{step} id="{id}" name="f.{n}" value="{}" placeholder="{keep}"{invalid}>"#,
                     escape(&value),
                     n = escape(name)
                 )
             }
         };
+        let error = error.map_or_else(String::new, |(_, why)| {
+            format!(
+                r#"<p class="field-error" id="error-{}">{}</p>"#,
+                escape(name),
+                escape(why)
+            )
+        });
         out.push_str(&format!(
-            r#"<label for="{id}">{} <code>{}</code></label>{input}"#,
+            r#"<label for="{id}">{} <code>{}</code></label><div class="field">{input}{error}</div>"#,
             escape(label),
             escape(name)
         ));
@@ -198,15 +217,25 @@ mod tests {
     fn fields_show_the_masked_values_escaped() {
         let raw = json!({ "orderId": "<b>A-1</b>", "amountCents": 5 });
         let masked = json!({ "orderId": "<b>A-1</b>", "amountCents": 5 });
-        let shown = fields(&schema(), &raw, &masked);
+        let shown = fields(&schema(), &raw, &masked, &[]);
         assert!(shown.contains("&lt;b&gt;A-1&lt;/b&gt;"), "{shown}");
         assert!(!shown.contains("<b>"), "{shown}");
         let secret = json!({ "orderId": "jane@example.com" });
-        let hidden = fields(&schema(), &secret, &json!({ "orderId": "[EMAIL]" }));
+        let hidden = fields(&schema(), &secret, &json!({ "orderId": "[EMAIL]" }), &[]);
         assert!(
             !hidden.contains("jane@") && !hidden.contains("[EMAIL]"),
             "{hidden}"
         );
         assert!(hidden.contains("masked: empty keeps it"), "{hidden}");
+        let errors = [("amountCents".to_string(), "must be at least 1".to_string())];
+        let refused = fields(&schema(), &raw, &masked, &errors);
+        assert!(
+            refused.contains(r#"aria-invalid="true" aria-describedby="error-amountCents""#)
+                && refused.contains(
+                    r#"<p class="field-error" id="error-amountCents">must be at least 1</p>"#
+                ),
+            "{refused}"
+        );
+        assert_eq!(refused.matches("aria-invalid").count(), 1, "{refused}");
     }
 }

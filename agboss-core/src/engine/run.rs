@@ -30,6 +30,7 @@ use crate::store::{NewRun, StoreError};
 /// or with `Err(error)`: exactly what [`App::execute`](crate::App::execute) returns.
 #[must_use = "a RunStream does nothing unless polled"]
 pub struct RunStream {
+    run_id: String,
     rx: mpsc::UnboundedReceiver<RunEvent>,
     run: Option<BoxFuture<'static, Result<RunOutput, RunError>>>,
     result: Option<Result<RunOutput, RunError>>,
@@ -41,6 +42,7 @@ impl RunStream {
         let (tx, rx) = mpsc::unbounded_channel();
         let state = RunState::new(rt, ctx, Some(tx), target.name().to_string());
         Self {
+            run_id: state.run_id().to_string(),
             rx,
             run: Some(Box::pin(run(state, target, input))),
             result: None,
@@ -51,12 +53,28 @@ impl RunStream {
 impl fmt::Debug for RunStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunStream")
+            .field("run_id", &self.run_id)
             .field("running", &self.run.is_some())
             .finish()
     }
 }
 
 impl RunStream {
+    /// The run's id, known before the first poll: a run that stops (blocked, failed, waiting
+    /// for approval) is found by it ([`App::runs`](crate::App::runs),
+    /// [`App::resume_run`](crate::App::resume_run)) without reading its `RunStarted` event.
+    /// It is the context's ([`RunContext::run_id`]) when one was given.
+    ///
+    /// ```
+    /// use agboss_core::{App, RunContext, Target};
+    /// let app = App::builder().build().unwrap();
+    /// let stream = app.stream(Target::named("nobody"), "hi", RunContext::new().run_id("run-7"));
+    /// assert_eq!(stream.run_id(), "run-7");
+    /// ```
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
     /// Drains the stream and returns the run's result, with every event before it.
     pub async fn collect_all(mut self) -> (Vec<RunEvent>, Result<RunOutput, RunError>) {
         let mut events = Vec::new();

@@ -1,6 +1,7 @@
 //! [`RunError`]: why a run failed, and which failures leave it resumable; [`StepFailedError`]:
 //! why one step failed (a blocked tool, a guardrail's block, a failed call).
 use crate::contract::outcome::{ToolBlockedError, ToolCallError};
+use crate::dto::ValidationError;
 use crate::model::ModelError;
 use crate::pipeline::guard::GuardrailBlockedError;
 use crate::store::{StoreError, Ticket};
@@ -95,6 +96,20 @@ pub enum RunError {
         ticket_id: String,
         /// Why.
         reason: String,
+    },
+    /// An edit ([`Decision::edit`](crate::engine::Decision::edit)) whose input fails the
+    /// tool's input DTO: nothing was recorded, the ticket stays pending, and `source` names
+    /// every failing field (what an inbox shows the approver beside the field). Checked once
+    /// the approver is authorized.
+    #[error("the edit of ticket `{ticket_id}` ({tool}) is refused: {source}")]
+    InvalidEdit {
+        /// The ticket (still pending).
+        ticket_id: String,
+        /// Its tool.
+        tool: String,
+        /// The failing fields (paths like `$.amountCents`).
+        #[source]
+        source: ValidationError,
     },
     /// [`App::resolve_in_doubt`](crate::App::resolve_in_doubt) found no call of that id in
     /// doubt in the run's journal (it finished, was resolved, or never started).

@@ -6,7 +6,6 @@ mod follow;
 
 use std::sync::Arc;
 
-use agboss_core::app::invalid_edit;
 use agboss_core::engine::Decision;
 use agboss_core::prelude::{Approver, RunContext, RunError};
 use agboss_core::store::types::random_id;
@@ -161,14 +160,25 @@ async fn an_invalid_edit_is_refused_at_decide_time_and_the_ticket_stays_pending(
         .edit(&ticket.id, manager("acme"), bad)
         .await
         .unwrap_err();
-    let fields = invalid_edit(&refused).expect("a validation error");
+    let RunError::InvalidEdit {
+        ticket_id,
+        source: fields,
+        ..
+    } = &refused
+    else {
+        panic!("expected an invalid edit, got {refused}")
+    };
+    assert_eq!(ticket_id, &ticket.id);
     assert_eq!(fields.errors[0].path, "$.amountCents", "{fields}");
     // Not JSON at all, and through App::decide directly: the same refusal.
     let not_json = app
         .decide("acme", Decision::edit(&ticket.id, "{").by(manager("acme")))
         .await
         .unwrap_err();
-    assert!(invalid_edit(&not_json).is_some(), "{not_json}");
+    assert!(
+        matches!(not_json, RunError::InvalidEdit { .. }),
+        "{not_json}"
+    );
     assert_eq!(
         acme.get(&ticket.id).await.unwrap().state,
         TicketState::Pending
