@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::html::{Page, csrf_field, escape, relative, segment};
+use super::html::{self, Page, csrf_field, escape, relative, segment};
 use super::state::{Console, Seen, pairs, store_error, value};
 use super::{csrf, edit};
 
@@ -17,7 +17,7 @@ pub const INBOX_PAGE: u64 = 25;
 use crate::app::Tickets;
 use crate::engine::{Decision, RunContext, RunError};
 use crate::store::types::now_ms;
-use crate::store::{StoreError, Ticket, TicketDecision, TicketQuery, TicketState};
+use crate::store::{StoreError, Ticket, TicketQuery, TicketState};
 
 fn ticket_url(seen: &Seen, ticket: &Ticket) -> String {
     format!("{}/tickets/{}", seen.base, segment(&ticket.id))
@@ -212,15 +212,9 @@ fn ticket_view(
         ));
     }
     if let Some(decision) = &ticket.decision {
-        let what = match decision {
-            TicketDecision::Approved { .. } => "approved".to_string(),
-            TicketDecision::Rejected { message, .. } => format!("rejected: {message}"),
-            TicketDecision::Edited { .. } => "edited".to_string(),
-        };
         body.push_str(&format!(
-            r#"<dt>Decision</dt><dd id="decision">{} by {}</dd>"#,
-            escape(&what),
-            escape(decision.approver())
+            r#"<dt>Decision</dt><dd id="decision">{}</dd>"#,
+            html::decision(decision)
         ));
     }
     body.push_str(&format!(

@@ -54,9 +54,25 @@ impl ApprovalChannel for IxManagerChannel {
 #[pii_policy(name = "ix-email-pii-policy", description = "Masks e-mails", detectors = [email])]
 pub struct IxEmailPiiPolicy;
 
+/// Refunds above 1,000,000 cents never reach a manager; the rest are allowed.
+#[tool_interceptor(name = "ix-limit-tool-interceptor", description = "Caps refunds")]
+pub struct IxLimitToolInterceptor;
+
+impl BeforeToolCall for IxLimitToolInterceptor {
+    async fn before_tool_call(
+        &self,
+        call: &ToolCallContext<'_>,
+    ) -> Result<ToolCallDecision, InterceptorError> {
+        Ok(match call.input()["amountCents"].as_i64() {
+            Some(cents) if cents > 1_000_000 => ToolCallDecision::block("over the refund cap"),
+            _ => ToolCallDecision::allow(),
+        })
+    }
+}
+
 #[tool(name = "ix-refund-tool", description = "Refunds an order", input = IxRefundDto,
        output = IxDoneDto, deps = [IxLog], approval = IxManagerChannel,
-       pii_policies = [IxEmailPiiPolicy])]
+       tool_interceptors = [IxLimitToolInterceptor], pii_policies = [IxEmailPiiPolicy])]
 pub struct IxRefundTool {
     log: Arc<IxLog>,
 }
