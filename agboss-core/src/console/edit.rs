@@ -6,6 +6,13 @@ use serde_json::{Map, Value};
 
 use super::html::escape;
 
+/// A refused edit: the form the approver submitted, and why it was refused (`(field, why)`;
+/// a field is a property name, `$` the whole input).
+pub(super) struct Refused<'a> {
+    pub(super) form: &'a [(String, String)],
+    pub(super) errors: &'a [(String, String)],
+}
+
 /// The kind of input a schema property gets.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -41,17 +48,25 @@ fn properties(schema: &Value) -> impl Iterator<Item = (&String, &Value)> {
 
 /// The form's fields (HTML): one per property of `schema`, showing `masked`'s values; a value
 /// the policies masked (it differs from `raw`'s) is shown empty, marked masked: submitting the
-/// form keeps it. A field named in `errors` (a refused edit's `(field, why)`) is marked
-/// invalid, its error under it.
+/// form keeps it. After a refused edit, `refused` holds the submitted form and its errors
+/// (`(field, why)`): each field shows what the approver typed, and a field with an error is
+/// marked invalid, its error under it.
 pub(super) fn fields(
     schema: &Value,
     raw: &Value,
     masked: &Value,
-    errors: &[(String, String)],
+    refused: Option<&Refused<'_>>,
 ) -> String {
     let mut out = String::new();
     for (name, prop) in properties(schema) {
-        let error = errors.iter().find(|(field, _)| field == name);
+        let error = refused.and_then(|r| r.errors.iter().find(|(field, _)| field == name));
+        // What the approver submitted, when this is a refused edit's form.
+        let typed = refused.map(|r| {
+            r.form
+                .iter()
+                .find(|(k, _)| k.strip_prefix("f.") == Some(name.as_str()))
+                .map(|(_, v)| v.as_str())
+        });
         let was_masked = masked[name.as_str()] != raw[name.as_str()];
         let shown = if was_masked {
             &Value::Null
@@ -73,7 +88,7 @@ pub(super) fn fields(
         let input = match kind(prop) {
             Kind::Boolean => format!(
                 r#"<input type="checkbox" id="{id}" name="f.{n}"{invalid}{}>"#,
-                if shown.as_bool() == Some(true) {
+                if typed.map_or(shown.as_bool() == Some(true), |t| t.is_some()) {
                     " checked"
                 } else {
                     ""
@@ -82,18 +97,19 @@ pub(super) fn fields(
             ),
             Kind::Json => format!(
                 r#"<textarea id="{id}" name="f.{n}" rows="3" placeholder="{keep}"{invalid}>{}</textarea>"#,
-                escape(&if shown.is_null() {
-                    String::new()
-                } else {
-                    shown.to_string()
+                escape(&match typed {
+                    Some(t) => t.unwrap_or_default().to_string(),
+                    None if shown.is_null() => String::new(),
+                    None => shown.to_string(),
                 }),
                 n = escape(name)
             ),
             k => {
-                let value = match shown {
-                    Value::String(s) => s.clone(),
-                    Value::Null => String::new(),
-                    v => v.to_string(),
+                let value = match (typed, shown) {
+                    (Some(t), _) => t.unwrap_or_default().to_string(),
+                    (None, Value::String(s)) => s.clone(),
+                    (None, Value::Null) => String::new(),
+                    (None, v) => v.to_string(),
                 };
                 let ty = if k == Kind::Text { "text" } else { "number" };
                 let step = if k == Kind::Number {
@@ -217,18 +233,27 @@ mod tests {
     fn fields_show_the_masked_values_escaped() {
         let raw = json!({ "orderId": "<b>A-1</b>", "amountCents": 5 });
         let masked = json!({ "orderId": "<b>A-1</b>", "amountCents": 5 });
-        let shown = fields(&schema(), &raw, &masked, &[]);
+        let shown = fields(&schema(), &raw, &masked, None);
         assert!(shown.contains("&lt;b&gt;A-1&lt;/b&gt;"), "{shown}");
         assert!(!shown.contains("<b>"), "{shown}");
         let secret = json!({ "orderId": "jane@example.com" });
-        let hidden = fields(&schema(), &secret, &json!({ "orderId": "[EMAIL]" }), &[]);
+        let hidden = fields(&schema(), &secret, &json!({ "orderId": "[EMAIL]" }), None);
         assert!(
             !hidden.contains("jane@") && !hidden.contains("[EMAIL]"),
             "{hidden}"
         );
         assert!(hidden.contains("masked: empty keeps it"), "{hidden}");
         let errors = [("amountCents".to_string(), "must be at least 1".to_string())];
-        let refused = fields(&schema(), &raw, &masked, &errors);
+        let form = [("f.amountCents".to_string(), "0".to_string())];
+        let refused = Refused {
+            form: &form,
+            errors: &errors,
+        };
+        let refused = fields(&schema(), &raw, &masked, Some(&refused));
+        assert!(
+            refused.contains(r#"name="f.amountCents" value="0""#),
+            "what the approver typed: {refused}"
+        );
         assert!(
             refused.contains(r#"aria-invalid="true" aria-describedby="error-amountCents""#)
                 && refused.contains(

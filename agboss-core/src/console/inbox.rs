@@ -161,7 +161,7 @@ pub(super) async fn ticket_page(
                 );
             }
             let view = View {
-                errors: &[],
+                refused: None,
                 reveal,
             };
             ticket_view(&seen, &tickets, &ticket, &view, StatusCode::OK)
@@ -172,8 +172,8 @@ pub(super) async fn ticket_page(
 
 /// What a ticket's page shows beside the ticket.
 struct View<'a> {
-    /// `(field, why)` of a refused edit (a field is a property name, or `$` for the whole).
-    errors: &'a [(String, String)],
+    /// A refused edit: its form and errors.
+    refused: Option<edit::Refused<'a>>,
     /// Show the raw input (the user may, and asked).
     reveal: bool,
 }
@@ -186,7 +186,7 @@ fn ticket_view(
     view: &View<'_>,
     status: StatusCode,
 ) -> Response {
-    let errors = view.errors;
+    let errors = view.refused.as_ref().map_or(&[][..], |r| r.errors);
     let now = now_ms();
     let state = ticket.state_at(now);
     let masked = tickets.masked_input(ticket);
@@ -256,7 +256,7 @@ fn ticket_view(
                 r#"<h2>Edit</h2><form method="post" action="{}/edit" class="edit" id="edit">{}{}<button class="save">Run with this input</button></form>"#,
                 escape(&ticket_url(seen, ticket)),
                 csrf_field(&seen.csrf),
-                edit::fields(&schema, &raw, &masked, errors)
+                edit::fields(&schema, &raw, &masked, view.refused.as_ref())
             ));
         }
     }
@@ -305,7 +305,10 @@ pub(super) async fn decide(
                 Ok(input) => Decision::edit(&id, input.to_string()),
                 Err(errors) => {
                     let view = View {
-                        errors: &errors,
+                        refused: Some(edit::Refused {
+                            form: &form,
+                            errors: &errors,
+                        }),
                         reveal: false,
                     };
                     return ticket_view(
@@ -326,12 +329,18 @@ pub(super) async fn decide(
             let to = format!("{}/runs/{}", seen.base, segment(&decided.run_id));
             (StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response()
         }
-        Err(e) => refused_decision(&seen, &tickets, &id, &e).await,
+        Err(e) => refused_decision(&seen, &tickets, &id, &form, &e).await,
     }
 }
 
-/// Why a decision was not recorded, as a page.
-async fn refused_decision(seen: &Seen, tickets: &Tickets<'_>, id: &str, e: &RunError) -> Response {
+/// Why a decision was not recorded, as a page (`form`: what was submitted).
+async fn refused_decision(
+    seen: &Seen,
+    tickets: &Tickets<'_>,
+    id: &str,
+    form: &[(String, String)],
+    e: &RunError,
+) -> Response {
     if let RunError::InvalidEdit { source, .. } = e {
         // `$.amountCents` is the form's `amountCents`; `$` (the whole input) stays.
         let errors: Vec<_> = source
@@ -343,7 +352,10 @@ async fn refused_decision(seen: &Seen, tickets: &Tickets<'_>, id: &str, e: &RunE
             })
             .collect();
         let view = View {
-            errors: &errors,
+            refused: Some(edit::Refused {
+                form,
+                errors: &errors,
+            }),
             reveal: false,
         };
         return match tickets.get(id).await {
