@@ -131,7 +131,6 @@ async fn a_clerk_is_refused_and_a_manager_rejects_with_a_message() {
     let clerk = browser(&webdriver, &base, "t-acme-clerk").await;
     let approve = format!("{} button.approve", row(&ticket.id));
     wait_for(&clerk, &approve).await;
-    screenshot(&clerk, "inbox").await;
     click(&clerk, &approve).await;
     let refused = text_of(&clerk, "#message").await;
     assert!(
@@ -153,6 +152,7 @@ async fn a_clerk_is_refused_and_a_manager_rejects_with_a_message() {
     let manager = browser(&webdriver, &base, "t-acme-manager").await;
     let message = format!("{} input[name=message]", row(&ticket.id));
     let input = wait_for(&manager, &message).await;
+    screenshot(&manager, "inbox").await;
     input.send_keys("no receipt attached").await.unwrap();
     click(&manager, &format!("{} button.reject", row(&ticket.id))).await;
     completed(&manager).await;
