@@ -70,7 +70,8 @@ fn bench(c: &mut Criterion) {
             ticket.expires_at_ms = ticket.created_at_ms + 3_600_000;
             store.create_ticket(&lease, &ticket).await.unwrap();
         }
-        let tokens = ConsoleTokens::new().token("t-acme", ConsoleUser::new("acme", manager("acme")));
+        let tokens =
+            ConsoleTokens::new().token("t-acme", ConsoleUser::new("acme", manager("acme")));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
         let router = app.console_router(tokens);

@@ -81,7 +81,10 @@ pub(super) fn fields(
         let label = prop["description"].as_str().unwrap_or(name);
         let id = format!("field-{}", escape(name));
         let invalid = if error.is_some() {
-            format!(r#" aria-invalid="true" aria-describedby="error-{}""#, escape(name))
+            format!(
+                r#" aria-invalid="true" aria-describedby="error-{}""#,
+                escape(name)
+            )
         } else {
             String::new()
         };

@@ -228,7 +228,11 @@ async fn another_tenant_sees_nothing_a_forged_post_and_an_invalid_edit_change_no
         Some("true")
     );
     let typed = invalid.prop("value").await.unwrap();
-    assert_eq!(typed.as_deref(), Some("0"), "the field keeps what was typed");
+    assert_eq!(
+        typed.as_deref(),
+        Some("0"),
+        "the field keeps what was typed"
+    );
     screenshot(&acme, "ticket-invalid-edit").await;
     let pending = app.tickets("acme").get(&ticket.id).await.unwrap();
     assert_eq!(pending.state, TicketState::Pending);

@@ -61,9 +61,15 @@ async fn pages_on(app: &App, log: &IxLog) {
     // The inbox: the ticket, masked, with the interceptor that allowed it.
     let inbox = get(&base, manager, "/").await;
     assert_eq!(inbox.status, 200, "{}", inbox.text);
-    assert!(inbox.text.contains(&format!(r#"data-ticket="{}""#, ticket.id)));
     assert!(
-        inbox.text.contains("<code>ix-limit-tool-interceptor</code>"),
+        inbox
+            .text
+            .contains(&format!(r#"data-ticket="{}""#, ticket.id))
+    );
+    assert!(
+        inbox
+            .text
+            .contains("<code>ix-limit-tool-interceptor</code>"),
         "{}",
         inbox.text
     );
@@ -77,7 +83,10 @@ async fn pages_on(app: &App, log: &IxLog) {
     assert!(!asked.text.contains(r#"id="raw-input""#) && !asked.text.contains(r#"id="reveal""#));
     let offered = get(&base, auditor, &page).await;
     assert!(offered.text.contains(r#"id="reveal""#), "{}", offered.text);
-    assert!(!offered.text.contains("jane@example.com"), "masked until asked");
+    assert!(
+        !offered.text.contains("jane@example.com"),
+        "masked until asked"
+    );
     let revealed = get(&base, auditor, &format!("{page}?reveal=1")).await;
     assert!(
         revealed.text.contains(r#"id="raw-input""#) && revealed.text.contains("jane@example.com"),
@@ -91,7 +100,11 @@ async fn pages_on(app: &App, log: &IxLog) {
         format!("/runs/{}", ticket.run_id),
         format!("/threads/{}", thread.id),
     ] {
-        assert_eq!(get(&base, "t-globex-manager", &path).await.status, 404, "{path}");
+        assert_eq!(
+            get(&base, "t-globex-manager", &path).await.status,
+            404,
+            "{path}"
+        );
     }
 
     // The manager approves by the page's form: the browser is sent to the run's page.
@@ -120,7 +133,11 @@ async fn pages_on(app: &App, log: &IxLog) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(run.text.contains("refunded 5000 on A-7"), "{}", run.text);
-    assert!(run.text.contains("approved by acme-manager"), "{}", run.text);
+    assert!(
+        run.text.contains("approved by acme-manager"),
+        "{}",
+        run.text
+    );
     assert_eq!(log.refunds(), [("A-7".to_string(), 5000)], "ran once");
     let stored = app.tickets("acme").get(&ticket.id).await.unwrap();
     assert_eq!(stored.state, TicketState::Completed);
@@ -132,7 +149,11 @@ async fn pages_on(app: &App, log: &IxLog) {
     // The thread and the app.
     let messages = get(&base, manager, &format!("/threads/{}", thread.id)).await;
     assert_eq!(messages.status, 200);
-    assert!(messages.text.contains("refunded 5000 on A-7"), "{}", messages.text);
+    assert!(
+        messages.text.contains("refunded 5000 on A-7"),
+        "{}",
+        messages.text
+    );
     let structure = get(&base, manager, "/app").await;
     assert!(structure.text.contains("ix-limit-tool-interceptor"));
     let empty = get(&base, manager, "/").await;

@@ -38,7 +38,10 @@ async fn an_inbox_of_a_thousand_pending_tickets_is_paged() {
         first.text.matches("data-ticket=").count(),
         INBOX_PAGE as usize
     );
-    assert!(first.text.contains(r#"data-ticket="tk-0000""#), "oldest first");
+    assert!(
+        first.text.contains(r#"data-ticket="tk-0000""#),
+        "oldest first"
+    );
     assert!(
         first
             .text
@@ -48,6 +51,10 @@ async fn an_inbox_of_a_thousand_pending_tickets_is_paged() {
     );
     let last = get(&base, "t-acme-manager", "/?offset=975").await;
     assert!(last.text.contains(r#"data-ticket="tk-0999""#) && !last.text.contains(r#"id="next""#));
-    assert!(last.text.contains(r#"href="/?offset=950">Previous"#), "{}", last.text);
+    assert!(
+        last.text.contains(r#"href="/?offset=950">Previous"#),
+        "{}",
+        last.text
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

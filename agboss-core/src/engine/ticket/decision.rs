@@ -5,9 +5,9 @@ use futures::FutureExt as _;
 
 use super::lifecycle::decide_ticket;
 use crate::contract::channel::Approver;
-use crate::engine::Runtime;
 use crate::contract::outcome::ToolCallErrorKind;
 use crate::dto::{ValidationError, code};
+use crate::engine::Runtime;
 use crate::engine::run_error::RunError;
 use crate::store::{Ticket, TicketDecision, TicketStore as _};
 
