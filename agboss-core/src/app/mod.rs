@@ -29,7 +29,8 @@ use crate::contract::workflow::Workflow;
 use crate::di::Services;
 use crate::engine::in_doubt::resolve_in_doubt;
 use crate::engine::{
-    Decision, InDoubtResolution, RunContext, RunError, RunOutput, RunState, RunStream, Runtime,
+    Decision, InDoubtResolution, RunContext, RunError, RunFailed, RunOutput, RunState, RunStream,
+    Runtime,
     Target,
 };
 use crate::engine::{direct, ticket};
@@ -220,13 +221,14 @@ impl App {
         crate::cascade::describe(&self.inner.resolved)
     }
 
-    /// Runs `target` on `input` to its final answer. See [`crate::engine`] for the loop.
+    /// Runs `target` on `input` to its final answer. See [`crate::engine`] for the loop. A run
+    /// that stops is a [`RunFailed`]: its run id and its [`RunError`].
     pub async fn execute(
         &self,
         target: impl Into<Target>,
         input: impl Into<String>,
         ctx: RunContext,
-    ) -> Result<RunOutput, RunError> {
+    ) -> Result<RunOutput, RunFailed> {
         let target = target.into();
         let state = RunState::new(
             Arc::clone(&self.inner),
@@ -279,11 +281,13 @@ impl App {
     /// permanent error (`Corrupt`, `UnknownFormat`, `Schema`) and is finished as failed.
     /// A run of a workflow with a custom flow is resumed with [`App::execute`] and the same
     /// target, input and run id.
-    pub async fn resume_run(&self, run_id: &str, ctx: RunContext) -> Result<RunOutput, RunError> {
-        let store = self.store().ok_or(StoreError::NotConfigured)?;
+    pub async fn resume_run(&self, run_id: &str, ctx: RunContext) -> Result<RunOutput, RunFailed> {
+        let failed = |e: StoreError| RunFailed::new(run_id, e);
+        let store = self.store().ok_or(StoreError::NotConfigured).map_err(failed)?;
         let record = store
             .run(ctx.tenant_id().unwrap_or_default(), run_id)
-            .await?;
+            .await
+            .map_err(failed)?;
         let mut ctx = ctx.run_id(run_id);
         ctx.thread = record.thread_id;
         self.execute(Target::named(record.target), record.input, ctx)
@@ -297,7 +301,7 @@ impl App {
     /// (30 s by default) still holds. Every other result is [`App::resume_run`]'s.
     ///
     /// ```no_run
-    /// # async fn f(app: agboss_core::App) -> Result<(), agboss_core::RunError> {
+    /// # async fn f(app: agboss_core::App) -> Result<(), agboss_core::RunFailed> {
     /// use std::time::{Duration, Instant};
     /// use agboss_core::RunContext;
     /// let deadline = Instant::now() + Duration::from_secs(60);
@@ -311,10 +315,13 @@ impl App {
         run_id: &str,
         ctx: RunContext,
         deadline: std::time::Instant,
-    ) -> Result<RunOutput, RunError> {
+    ) -> Result<RunOutput, RunFailed> {
         loop {
             let held = match self.resume_run(run_id, ctx.clone()).await {
-                Err(RunError::Store(StoreError::LeaseHeld { expires_at_ms, .. })) => expires_at_ms,
+                Err(RunFailed {
+                    error: RunError::Store(StoreError::LeaseHeld { expires_at_ms, .. }),
+                    ..
+                }) => expires_at_ms,
                 other => return other,
             };
             let wait = u64::try_from(held.saturating_sub(crate::store::types::now_ms()))
@@ -323,11 +330,11 @@ impl App {
                 .saturating_add(5);
             let wake = std::time::Instant::now() + std::time::Duration::from_millis(wait);
             if wake > deadline {
-                return Err(StoreError::LeaseHeld {
+                let held = StoreError::LeaseHeld {
                     run_id: run_id.to_string(),
                     expires_at_ms: held,
-                }
-                .into());
+                };
+                return Err(RunFailed::new(run_id, held));
             }
             tokio::time::sleep_until(wake.into()).await;
         }
@@ -375,7 +382,7 @@ impl App {
                 ctx = ctx.tenant(record.tenant.as_str());
             }
             let result = self.resume_run(&record.run_id, ctx).await;
-            results.push((record.run_id, result));
+            results.push((record.run_id, result.map_err(RunError::from)));
         }
         Ok(results)
     }
@@ -397,27 +404,47 @@ impl App {
     /// else is needed. The turn goes on once every ticket of it is decided; with tickets still
     /// pending the run stops again with [`RunError::AwaitingApproval`]. Another tenant's ticket
     /// reads as not found.
+    /// The error's run id is the ticket's run, empty when the ticket could not be read.
     pub async fn resume_ticket(
         &self,
         ticket_id: &str,
         ctx: RunContext,
-    ) -> Result<RunOutput, RunError> {
-        let store = self.store().ok_or(StoreError::NotConfigured)?;
+    ) -> Result<RunOutput, RunFailed> {
+        let no_run = |e: StoreError| RunFailed::new("", e);
+        let store = self.store().ok_or(StoreError::NotConfigured).map_err(no_run)?;
         let ticket = store
             .ticket(ctx.tenant_id().unwrap_or_default(), ticket_id)
-            .await?;
+            .await
+            .map_err(no_run)?;
         self.resume_run(&ticket.run_id, ctx).await
     }
 
-    /// Decides and resumes in one call: [`App::decide`], then [`App::resume_ticket`].
+    /// Decides and resumes in one call: [`App::decide`], then [`App::resume_ticket`]. The
+    /// error's run id is the ticket's run, empty when the ticket could not be read.
     pub async fn decide_and_resume(
         &self,
         decision: Decision,
         ctx: RunContext,
-    ) -> Result<RunOutput, RunError> {
+    ) -> Result<RunOutput, RunFailed> {
         let tenant = ctx.tenant_id().unwrap_or_default().to_string();
-        let decided = self.decide(&tenant, decision).await?;
-        self.resume_run(&decided.run_id, ctx).await
+        let ticket_id = decision.ticket_id().to_string();
+        match self.decide(&tenant, decision).await {
+            Ok(decided) => self.resume_run(&decided.run_id, ctx).await,
+            // Refused: the run it waits in, read again only on this rare path.
+            Err(e) => Err(RunFailed::new(self.run_of(&tenant, &ticket_id).await, e)),
+        }
+    }
+
+    /// The run of one of `tenant`'s tickets, empty when it cannot be read.
+    async fn run_of(&self, tenant: &str, ticket_id: &str) -> String {
+        match self.store() {
+            Some(store) => store
+                .ticket(tenant, ticket_id)
+                .await
+                .map(|t| t.run_id)
+                .unwrap_or_default(),
+            None => String::new(),
+        }
     }
 
     /// Decides a ticket of thread `thread_id` (of `ctx`'s tenant) and resumes its run, from any
@@ -436,15 +463,18 @@ impl App {
         thread_id: &str,
         decision: Decision,
         ctx: RunContext,
-    ) -> Result<RunOutput, RunError> {
+    ) -> Result<RunOutput, RunFailed> {
         let tenant = ctx.tenant_id().unwrap_or_default().to_string();
-        let store = self.store().ok_or(StoreError::NotConfigured)?;
-        let ticket = store.ticket(&tenant, decision.ticket_id()).await?;
+        let no_run = |e: StoreError| RunFailed::new("", e);
+        let store = self.store().ok_or(StoreError::NotConfigured).map_err(no_run)?;
+        let ticket = store
+            .ticket(&tenant, decision.ticket_id())
+            .await
+            .map_err(no_run)?;
         if ticket.thread_id.as_deref() != Some(thread_id) {
-            return Err(StoreError::TicketNotFound {
+            return Err(no_run(StoreError::TicketNotFound {
                 ticket_id: ticket.id,
-            }
-            .into());
+            }));
         }
         self.decide_and_resume(decision, ctx).await
     }

@@ -52,7 +52,7 @@ pub const INPUT_HIDDEN: &str =
 ///     .build()?;
 /// let ctx = || RunContext::new().tenant("acme");
 /// let err = app.execute(Target::agent::<OpsAgent>(), "Restart the db", ctx()).await.unwrap_err();
-/// assert!(matches!(err, RunError::AwaitingApproval { .. }));
+/// assert!(matches!(*err, RunError::AwaitingApproval { .. }));
 ///
 /// // The inbox: acme's pending tickets; globex sees none of them.
 /// let inbox = app.tickets("acme").list(&TicketQuery::new().pending()).await?;

@@ -19,7 +19,7 @@ use super::journal::RunJournal;
 use super::output::Stats;
 pub use super::output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunOutput};
 use super::router::run_router;
-pub use super::run_error::RunError;
+pub use super::run_error::{RunError, RunFailed};
 use super::state::RunState;
 use super::telemetry;
 use super::workflow::Flow;
@@ -27,13 +27,14 @@ use super::{Durability, Runtime};
 use crate::store::{NewRun, StoreError};
 
 /// The events of a run as they happen (`Ok(event)`), ending with `Ok(RunEvent::Completed(..))`
-/// or with `Err(error)`: exactly what [`App::execute`](crate::App::execute) returns.
+/// or with `Err(failed)` (a [`RunFailed`]: the run's id and its [`RunError`]): exactly what
+/// [`App::execute`](crate::App::execute) returns.
 #[must_use = "a RunStream does nothing unless polled"]
 pub struct RunStream {
     run_id: String,
     rx: mpsc::UnboundedReceiver<RunEvent>,
-    run: Option<BoxFuture<'static, Result<RunOutput, RunError>>>,
-    result: Option<Result<RunOutput, RunError>>,
+    run: Option<BoxFuture<'static, Result<RunOutput, RunFailed>>>,
+    result: Option<Result<RunOutput, RunFailed>>,
 }
 
 impl RunStream {
@@ -76,7 +77,7 @@ impl RunStream {
     }
 
     /// Drains the stream and returns the run's result, with every event before it.
-    pub async fn collect_all(mut self) -> (Vec<RunEvent>, Result<RunOutput, RunError>) {
+    pub async fn collect_all(mut self) -> (Vec<RunEvent>, Result<RunOutput, RunFailed>) {
         let mut events = Vec::new();
         while let Some(item) = self.next().await {
             match item {
@@ -86,12 +87,12 @@ impl RunStream {
             }
         }
         // Unreachable in practice: the stream always ends with `Completed` or an error.
-        (events, Err(RunError::Cancelled))
+        (events, Err(RunFailed::new(self.run_id, RunError::Cancelled)))
     }
 }
 
 impl Stream for RunStream {
-    type Item = Result<RunEvent, RunError>;
+    type Item = Result<RunEvent, RunFailed>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
@@ -124,7 +125,7 @@ pub(crate) async fn run(
     mut run: RunState,
     target: Target,
     input: String,
-) -> Result<RunOutput, RunError> {
+) -> Result<RunOutput, RunFailed> {
     let rt = run.rt();
     let workflow = match &target.0 {
         TargetKind::Workflow { .. } | TargetKind::WorkflowDefault(_) => true,
@@ -145,7 +146,7 @@ pub(crate) async fn run(
         .instrument(span.clone())
         .await;
     telemetry::finish_run(&span, &result);
-    result
+    result.map_err(|error| RunFailed::new(run.run_id(), error))
 }
 
 async fn run_untraced(

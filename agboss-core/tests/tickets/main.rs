@@ -97,7 +97,7 @@ async fn another_tenant_sees_nothing_on(app: &agboss_core::App, log: &IxLog) {
         .resume_ticket(&ticket.id, RunContext::new().tenant("globex"))
         .await;
     assert!(matches!(
-        resumed,
+        resumed.map_err(RunError::from),
         Err(RunError::Store(StoreError::TicketNotFound { .. }))
     ));
     let still = app.tickets("acme").get(&ticket.id).await.unwrap();
