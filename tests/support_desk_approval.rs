@@ -160,7 +160,7 @@ async fn the_demo_flow_waits_for_a_manager_refuses_a_clerk_and_refunds_once() {
         .await
         .unwrap_err();
     assert!(matches!(*err, RunError::Unauthorized { .. }), "{err}");
-    assert_eq!(err.run_id, ticket.run_id, "the run the ticket waits in");
+    assert_eq!(err.run_id(), ticket.run_id, "the run the ticket waits in");
     let still = store.ticket("acme", &ticket.id).await.unwrap();
     assert_eq!(still.state, TicketState::Pending);
     assert_eq!(refunded(&app, "ACME-42"), 0);

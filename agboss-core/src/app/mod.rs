@@ -30,8 +30,7 @@ use crate::di::Services;
 use crate::engine::in_doubt::resolve_in_doubt;
 use crate::engine::{
     Decision, InDoubtResolution, RunContext, RunError, RunFailed, RunOutput, RunState, RunStream,
-    Runtime,
-    Target,
+    Runtime, Target,
 };
 use crate::engine::{direct, ticket};
 use crate::model::SharedChatModel;
@@ -283,7 +282,10 @@ impl App {
     /// target, input and run id.
     pub async fn resume_run(&self, run_id: &str, ctx: RunContext) -> Result<RunOutput, RunFailed> {
         let failed = |e: StoreError| RunFailed::new(run_id, e);
-        let store = self.store().ok_or(StoreError::NotConfigured).map_err(failed)?;
+        let store = self
+            .store()
+            .ok_or(StoreError::NotConfigured)
+            .map_err(failed)?;
         let record = store
             .run(ctx.tenant_id().unwrap_or_default(), run_id)
             .await
@@ -318,11 +320,11 @@ impl App {
     ) -> Result<RunOutput, RunFailed> {
         loop {
             let held = match self.resume_run(run_id, ctx.clone()).await {
-                Err(RunFailed {
-                    error: RunError::Store(StoreError::LeaseHeld { expires_at_ms, .. }),
-                    ..
-                }) => expires_at_ms,
-                other => return other,
+                Err(failed) => match *failed {
+                    RunError::Store(StoreError::LeaseHeld { expires_at_ms, .. }) => expires_at_ms,
+                    _ => return Err(failed),
+                },
+                done => return done,
             };
             let wait = u64::try_from(held.saturating_sub(crate::store::types::now_ms()))
                 .unwrap_or(0)
@@ -411,7 +413,10 @@ impl App {
         ctx: RunContext,
     ) -> Result<RunOutput, RunFailed> {
         let no_run = |e: StoreError| RunFailed::new("", e);
-        let store = self.store().ok_or(StoreError::NotConfigured).map_err(no_run)?;
+        let store = self
+            .store()
+            .ok_or(StoreError::NotConfigured)
+            .map_err(no_run)?;
         let ticket = store
             .ticket(ctx.tenant_id().unwrap_or_default(), ticket_id)
             .await
@@ -466,7 +471,10 @@ impl App {
     ) -> Result<RunOutput, RunFailed> {
         let tenant = ctx.tenant_id().unwrap_or_default().to_string();
         let no_run = |e: StoreError| RunFailed::new("", e);
-        let store = self.store().ok_or(StoreError::NotConfigured).map_err(no_run)?;
+        let store = self
+            .store()
+            .ok_or(StoreError::NotConfigured)
+            .map_err(no_run)?;
         let ticket = store
             .ticket(&tenant, decision.ticket_id())
             .await

@@ -87,7 +87,10 @@ impl RunStream {
             }
         }
         // Unreachable in practice: the stream always ends with `Completed` or an error.
-        (events, Err(RunFailed::new(self.run_id, RunError::Cancelled)))
+        (
+            events,
+            Err(RunFailed::new(self.run_id, RunError::Cancelled)),
+        )
     }
 }
 

@@ -135,7 +135,8 @@ pub enum RunError {
 }
 
 /// A run that failed: which run ([`RunFailed::run_id`]), and why ([`RunFailed::error`], a
-/// [`RunError`], which a `RunFailed` dereferences to). What [`App::execute`](crate::App::execute),
+/// [`RunError`], which a `RunFailed` dereferences to). One pointer wide (both are boxed: an
+/// error is the rare path, and a run's `Result` stays small). What [`App::execute`](crate::App::execute),
 /// a [`RunStream`](super::RunStream)'s last item and the resumes
 /// ([`App::resume_run`](crate::App::resume_run), [`App::resume_ticket`](crate::App::resume_ticket),
 /// ...) return, so a run that stopped (blocked, failed, waiting for approval) is found by its id
@@ -146,58 +147,61 @@ pub enum RunError {
 /// # futures::executor::block_on(async {
 /// let app = App::builder().build().unwrap();
 /// let failed = app.execute(Target::named("nobody"), "hi", RunContext::new()).await.unwrap_err();
-/// assert!(failed.run_id.starts_with("run_"));
+/// assert!(failed.run_id().starts_with("run_"));
 /// assert!(matches!(*failed, RunError::UnknownTarget { .. })); // `*`: the RunError
 /// let error: RunError = failed.into_error();
 /// # let _ = error;
 /// # });
 /// ```
 #[derive(Debug)]
-#[non_exhaustive]
-pub struct RunFailed {
-    /// The run. Empty only when no run was found to resume (a resume by ticket whose ticket
-    /// could not be read).
-    pub run_id: String,
-    /// Why it failed.
-    pub error: RunError,
-}
+pub struct RunFailed(Box<(String, RunError)>);
 
 impl RunFailed {
     /// Run `run_id` failed with `error`.
     pub fn new(run_id: impl Into<String>, error: impl Into<RunError>) -> Self {
-        Self {
-            run_id: run_id.into(),
-            error: error.into(),
-        }
+        Self(Box::new((run_id.into(), error.into())))
     }
-    /// The error, without the run id.
+    /// The run. Empty only when no run was found to resume (a resume by ticket whose ticket
+    /// could not be read).
+    pub fn run_id(&self) -> &str {
+        &self.0.0
+    }
+    /// Why it failed (also `*failed`).
+    pub fn error(&self) -> &RunError {
+        &self.0.1
+    }
+    /// The error, without the run id (also `RunError::from(failed)`).
     pub fn into_error(self) -> RunError {
-        self.error
+        self.0.1
+    }
+    /// The run id and the error.
+    pub fn into_parts(self) -> (String, RunError) {
+        *self.0
     }
 }
 
 impl std::ops::Deref for RunFailed {
     type Target = RunError;
     fn deref(&self) -> &RunError {
-        &self.error
+        self.error()
     }
 }
 
 impl std::fmt::Display for RunFailed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(&self.error, f)
+        std::fmt::Display::fmt(self.error(), f)
     }
 }
 
 impl std::error::Error for RunFailed {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        std::error::Error::source(&self.error)
+        std::error::Error::source(self.error())
     }
 }
 
 impl From<RunFailed> for RunError {
     fn from(failed: RunFailed) -> Self {
-        failed.error
+        failed.into_error()
     }
 }
 

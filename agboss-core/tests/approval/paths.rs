@@ -111,7 +111,10 @@ async fn a_paused_agent_step_is_reported_as_paused_with_its_decision() {
         .stream(target(), "refund", RunContext::new().tenant("acme"))
         .collect_all()
         .await;
-    assert!(matches!(out.map_err(RunError::from), Err(RunError::AwaitingApproval { .. })));
+    assert!(matches!(
+        out.map_err(RunError::from),
+        Err(RunError::AwaitingApproval { .. })
+    ));
     assert!(events.iter().any(|e| matches!(
         e,
         RunEvent::ToolCallDecision { decision: CallDecision::AwaitingApproval { channel }, .. }

@@ -140,8 +140,8 @@ pub async fn pending_refund_in(app: &App, ctx: RunContext, request: &str) -> Tic
         .execute(Target::agent::<IxDeskAgent>(), request, ctx)
         .await
         .unwrap_err();
-    let RunError::AwaitingApproval { mut tickets, .. } = err.error else {
+    let RunError::AwaitingApproval { tickets, .. } = &*err else {
         panic!("expected a pending ticket, got {err}")
     };
-    tickets.remove(0)
+    tickets[0].clone()
 }
