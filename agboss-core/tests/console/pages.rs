@@ -6,40 +6,17 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agboss_core::store::types::random_id;
-use agboss_core::store::{
-    NewThread, PostgresStore, SharedStore, SqliteStore, TicketDecision, TicketState,
-};
+use agboss_core::store::{NewThread, TicketDecision, TicketState};
 use agboss_core::{App, RunContext};
 
 use super::browser::serve;
-use super::fixture::{IxLog, desk, pending_refund_in};
+use super::fixture::{IxLog, desk, pending_refund_in, sql_stores};
 use super::http::{get, post};
 use super::tokens;
 
-/// The SQLite store (a temporary file) and the PostgreSQL one, when there is a server.
-async fn stores() -> Vec<(&'static str, SharedStore)> {
-    let dir = std::env::temp_dir().join(random_id("console-pages"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let sqlite = SqliteStore::open(dir.join("pages.db")).await.unwrap();
-    let mut stores = vec![("sqlite", SharedStore::new(sqlite))];
-    match std::env::var("AGBOSS_TEST_POSTGRES_URL") {
-        Ok(url) if !url.trim().is_empty() => {
-            let schema = format!("agboss_console_{}", random_id("s"));
-            let pg = PostgresStore::connect_with_schema(&url, &schema)
-                .await
-                .unwrap();
-            stores.push(("postgres", SharedStore::new(pg)));
-        }
-        _ if std::env::var_os("CI").is_some() => panic!("AGBOSS_TEST_POSTGRES_URL is not set"),
-        _ => eprintln!("skipped PostgreSQL: AGBOSS_TEST_POSTGRES_URL not set"),
-    }
-    stores
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pages_work_on_sqlite_and_postgres() {
-    for (backend, store) in stores().await {
+    for (backend, store) in sql_stores("console").await {
         eprintln!("backend {backend}");
         let log = Arc::new(IxLog::default());
         let app = desk(store, Arc::clone(&log));

@@ -8,11 +8,8 @@ use std::sync::Arc;
 
 use agboss_core::engine::Decision;
 use agboss_core::prelude::{Approver, RunContext, RunError};
-use agboss_core::store::types::random_id;
-use agboss_core::store::{
-    MemoryStore, PostgresStore, SharedStore, SqliteStore, StoreError, TicketQuery, TicketState,
-};
-use fixture::{IxLog, desk, manager, pending_refund};
+use agboss_core::store::{MemoryStore, SharedStore, StoreError, TicketQuery, TicketState};
+use fixture::{IxLog, desk, manager, pending_refund, sql_stores};
 
 fn app() -> (agboss_core::App, Arc<IxLog>) {
     let log = Arc::new(IxLog::default());
@@ -22,25 +19,10 @@ fn app() -> (agboss_core::App, Arc<IxLog>) {
     )
 }
 
-/// The desk on every backend: memory, SQLite (a temporary file) and PostgreSQL (a schema of
-/// its own on `AGBOSS_TEST_POSTGRES_URL`; in CI a missing server fails the test).
+/// The desk on every backend: memory and the SQL stores ([`sql_stores`]).
 async fn apps() -> Vec<(&'static str, agboss_core::App, Arc<IxLog>)> {
     let mut stores = vec![("memory", SharedStore::new(MemoryStore::new()))];
-    let dir = std::env::temp_dir().join(random_id("agboss-tickets"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let sqlite = SqliteStore::open(dir.join("tickets.db")).await.unwrap();
-    stores.push(("sqlite", SharedStore::new(sqlite)));
-    match std::env::var("AGBOSS_TEST_POSTGRES_URL") {
-        Ok(url) if !url.trim().is_empty() => {
-            let schema = format!("agboss_tickets_{}", random_id("s"));
-            let pg = PostgresStore::connect_with_schema(&url, &schema)
-                .await
-                .unwrap();
-            stores.push(("postgres", SharedStore::new(pg)));
-        }
-        _ if std::env::var_os("CI").is_some() => panic!("AGBOSS_TEST_POSTGRES_URL is not set"),
-        _ => eprintln!("skipped PostgreSQL: AGBOSS_TEST_POSTGRES_URL not set"),
-    }
+    stores.extend(sql_stores("tickets").await);
     stores
         .into_iter()
         .map(|(name, store)| {
