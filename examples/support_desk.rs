@@ -119,7 +119,8 @@ async fn run_turn(
     ctx: RunContext,
 ) -> Result<RunOutput, RunError> {
     println!("\n== customer (tenant acme): {request}");
-    app.stream(target, request, ctx).print().await
+    let turn = app.stream(target, request, ctx);
+    turn.print().await.map_err(RunError::from)
 }
 
 fn print_ticket(ticket: &Ticket) {

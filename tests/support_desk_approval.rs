@@ -100,6 +100,7 @@ async fn the_demo_flow_waits_for_a_manager_refuses_a_clerk_and_refunds_once() {
         )
         .collect_all()
         .await;
+    let out = out.map_err(RunError::from);
     let Err(RunError::AwaitingApproval { run_id, tickets }) = out else {
         panic!("expected the run to wait for approval, got {out:?}");
     };
@@ -158,7 +159,8 @@ async fn the_demo_flow_waits_for_a_manager_refuses_a_clerk_and_refunds_once() {
         .resume(&thread.id, Decision::approve(&ticket.id), ctx())
         .await
         .unwrap_err();
-    assert!(matches!(err, RunError::Unauthorized { .. }), "{err}");
+    assert!(matches!(*err, RunError::Unauthorized { .. }), "{err}");
+    assert_eq!(err.run_id(), ticket.run_id, "the run the ticket waits in");
     let still = store.ticket("acme", &ticket.id).await.unwrap();
     assert_eq!(still.state, TicketState::Pending);
     assert_eq!(refunded(&app, "ACME-42"), 0);
@@ -215,7 +217,7 @@ async fn the_demo_flow_waits_for_a_manager_refuses_a_clerk_and_refunds_once() {
         .await
         .unwrap_err();
     assert!(
-        matches!(again, RunError::Store(StoreError::TicketState { .. })),
+        matches!(*again, RunError::Store(StoreError::TicketState { .. })),
         "{again}"
     );
     assert_eq!(refunded(&app, "ACME-42"), 12_500);
@@ -336,7 +338,7 @@ async fn a_workflow_run_pauses_for_approval_and_resumes_with_its_flow() {
         .execute(target(), "refund ACME-42 in full", ctx())
         .await
         .unwrap_err();
-    let RunError::AwaitingApproval { tickets, .. } = &err else {
+    let RunError::AwaitingApproval { tickets, .. } = &*err else {
         panic!("the workflow run waits, not recovers: {err}");
     };
     app.decide("acme", Decision::approve(&tickets[0].id).by(manager()))

@@ -43,7 +43,7 @@ pub use crate::contract::handler_error::{
 };
 pub use crate::contract::outcome::{ToolBlockedError, ToolCallError, ToolCallErrorKind};
 pub use crate::di::{BuildError, DiError};
-pub use crate::engine::{RunError, StepFailedError};
+pub use crate::engine::{RunError, RunFailed, StepFailedError};
 pub use crate::pipeline::guard::{GuardrailBlockKind, GuardrailBlockedError};
 pub use crate::store::StoreError;
 

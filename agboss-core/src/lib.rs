@@ -209,7 +209,7 @@ pub use contract::interceptor::{
 };
 pub use contract::tool::ToolHandler;
 pub use di::{ExecutionContext, TenantContext};
-pub use engine::{RunContext, RunError, RunEvent, RunOutput, Target};
+pub use engine::{RunContext, RunError, RunEvent, RunFailed, RunOutput, Target};
 
 // How a call ended and the errors a caller names (8 items; the rest of the errors are in
 // `agboss_core::error`, the rest of the call's vocabulary in `agboss_core::contract::outcome`).

@@ -63,7 +63,7 @@ pub use crate::contract::ticket::Ticket;
 pub use crate::contract::tool::ToolHandler;
 pub use crate::di::{ExecutionContext, TenantContext};
 pub use crate::dto::Dto;
-pub use crate::engine::{Decision, RunContext, RunError, RunEvent, RunOutput, Target};
+pub use crate::engine::{Decision, RunContext, RunError, RunEvent, RunFailed, RunOutput, Target};
 // How a call ended and the errors a caller matches on.
 pub use crate::contract::handler_error::{
     ChannelError, GuardrailError, InterceptorError, ToolError,

@@ -168,6 +168,7 @@ async fn an_expired_ticket_ends_its_wait_and_frees_the_thread() {
         let tickets = match app
             .execute(Target::agent::<ExDeskAgent>(), "go", ctx())
             .await
+            .map_err(RunError::from)
         {
             Err(RunError::AwaitingApproval { tickets, .. }) => tickets,
             other => panic!("{backend}: expected a pause, got {other:?}"),
@@ -228,7 +229,8 @@ async fn a_takeover_sweeps_an_expired_direct_call_and_agent_run() {
         let app = app(&store, &log, &model);
         let paused = app
             .execute(Target::agent::<ExDeskAgent>(), "go", acme())
-            .await;
+            .await
+            .map_err(RunError::from);
         let Err(RunError::AwaitingApproval { run_id, .. }) = paused else {
             panic!("{backend}: {paused:?}")
         };
@@ -288,7 +290,8 @@ async fn paused_runs_do_not_starve_a_takeover() {
         for i in 0..limit {
             let paused = app
                 .execute(Target::agent::<ExDeskAgent>(), "go", acme())
-                .await;
+                .await
+                .map_err(RunError::from);
             assert!(
                 matches!(paused, Err(RunError::AwaitingApproval { .. })),
                 "{backend} run {i}: {paused:?}"
@@ -324,7 +327,7 @@ async fn resume_run_when_free_waits_for_a_held_lease() {
             .begin_run(crashed, "dead-worker", Duration::from_millis(600))
             .await
             .unwrap();
-        let expires_at = match app.resume_run("r1", acme()).await {
+        let expires_at = match app.resume_run("r1", acme()).await.map_err(RunError::from) {
             Err(RunError::Store(StoreError::LeaseHeld { expires_at_ms, .. })) => expires_at_ms,
             other => panic!("{backend}: expected LeaseHeld, got {other:?}"),
         };
@@ -332,7 +335,8 @@ async fn resume_run_when_free_waits_for_a_held_lease() {
         let started = Instant::now();
         let early = app
             .resume_run_when_free("r1", acme(), started + Duration::from_millis(50))
-            .await;
+            .await
+            .map_err(RunError::from);
         match early {
             Err(RunError::Store(StoreError::LeaseHeld { expires_at_ms, .. })) => {
                 assert_eq!(expires_at_ms, expires_at, "{backend}")
@@ -378,7 +382,7 @@ async fn an_expired_ticket_fails_its_workflow_step() {
         let ctx = || acme().run_id("wf-1");
         let input = r#"{"orderId":"W-1"}"#;
         let err = app.execute(target(), input, ctx()).await.unwrap_err();
-        let RunError::AwaitingApproval { tickets, .. } = &err else {
+        let RunError::AwaitingApproval { tickets, .. } = &*err else {
             panic!("{backend}: {err}")
         };
         tokio::time::sleep(Duration::from_millis(300)).await;

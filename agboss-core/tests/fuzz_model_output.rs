@@ -70,7 +70,7 @@ proptest! {
             .unwrap();
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let result = rt.block_on(app.execute(Target::agent::<FuzzAgent>(), "go", RunContext::new()));
-        match result {
+        match result.map_err(RunError::from) {
             Ok(out) => prop_assert_eq!(out.text, "done"),
             Err(RunError::Step(step)) => prop_assert!(false, "unexpected step failure: {step}"),
             Err(other) => prop_assert!(false, "unexpected error: {other}"),

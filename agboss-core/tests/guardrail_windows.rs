@@ -73,7 +73,7 @@ async fn stream(
         .stream("locator-agent", "where is it?", ctx)
         .collect_all()
         .await;
-    (deltas(&events), result)
+    (deltas(&events), result.map_err(RunError::from))
 }
 
 #[tokio::test]

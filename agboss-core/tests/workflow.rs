@@ -225,7 +225,7 @@ async fn a_handler_can_re_raise_and_on_any_error_sees_it() {
         .await
         .unwrap_err();
     assert!(matches!(
-        err,
+        *err,
         RunError::Step(StepFailedError::ToolBlocked(_))
     ));
     assert_eq!(*seen.lock().unwrap(), ["refund-agent#0"]);
@@ -277,7 +277,7 @@ async fn tool_steps_use_the_workflow_chain_and_recover_with_on_error() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, RunError::Step(StepFailedError::Other { ref step, .. }) if step == "to-refund")
+        matches!(*err, RunError::Step(StepFailedError::Other { ref step, .. }) if step == "to-refund")
     );
 }
 
@@ -308,7 +308,7 @@ async fn model_errors_in_a_step_are_catchable_and_unknown_steps_are_not() {
         )
         .await
         .unwrap_err();
-    assert!(matches!(err, RunError::UnknownTarget { ref name, .. } if name == "outsider-agent"));
+    assert!(matches!(*err, RunError::UnknownTarget { ref name, .. } if name == "outsider-agent"));
 }
 
 #[tokio::test]

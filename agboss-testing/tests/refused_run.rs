@@ -55,7 +55,9 @@ async fn a_run_refused_for_a_corrupt_history_frees_its_thread<S: DamageRows + Cl
 
     assert_corrupt(
         "a run on the damaged history",
-        app.execute(target(), "next", ctx("refused")).await,
+        app.execute(target(), "next", ctx("refused"))
+            .await
+            .map_err(RunError::from),
     );
     let refused = store.run("acme", "refused").await.unwrap();
     assert_eq!(
@@ -65,7 +67,9 @@ async fn a_run_refused_for_a_corrupt_history_frees_its_thread<S: DamageRows + Cl
     );
     assert_corrupt(
         "the next run: refused for the history again, not ThreadBusy",
-        app.execute(target(), "next", ctx("refused-2")).await,
+        app.execute(target(), "next", ctx("refused-2"))
+            .await
+            .map_err(RunError::from),
     );
     assert_eq!(
         model.request_count(),

@@ -272,7 +272,11 @@ async fn resume_when_free(
     ctx: &RunContext,
 ) -> Result<RunOutput, RunError> {
     loop {
-        match app.resume_run(run_id, ctx.clone()).await {
+        match app
+            .resume_run(run_id, ctx.clone())
+            .await
+            .map_err(RunError::from)
+        {
             Err(RunError::Store(StoreError::LeaseHeld { .. })) => {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
@@ -341,7 +345,7 @@ async fn approval(
             )
             .await
             .expect_err("the payout waits for a manager");
-        let RunError::AwaitingApproval { tickets, .. } = err else {
+        let RunError::AwaitingApproval { tickets, .. } = &*err else {
             return Err(err.into());
         };
         println!("PENDING {}", tickets[0].id);

@@ -1,12 +1,9 @@
 //! [`Tickets`]: one tenant's approval tickets, what an inbox (the console, a chat bot, a script)
-//! reads and decides, and [`invalid_edit`], the field errors of an edit refused at decide time.
+//! reads and decides.
 use serde_json::Value;
 
 use super::App;
 use crate::contract::channel::Approver;
-use crate::contract::outcome::ToolCallErrorKind;
-use crate::dto::ValidationError;
-use crate::engine::StepFailedError;
 use crate::engine::{Decision, RunError};
 use crate::store::{StoreError, Ticket, TicketPage, TicketQuery, TicketStore as _};
 
@@ -55,7 +52,7 @@ pub const INPUT_HIDDEN: &str =
 ///     .build()?;
 /// let ctx = || RunContext::new().tenant("acme");
 /// let err = app.execute(Target::agent::<OpsAgent>(), "Restart the db", ctx()).await.unwrap_err();
-/// assert!(matches!(err, RunError::AwaitingApproval { .. }));
+/// assert!(matches!(*err, RunError::AwaitingApproval { .. }));
 ///
 /// // The inbox: acme's pending tickets; globex sees none of them.
 /// let inbox = app.tickets("acme").list(&TicketQuery::new().pending()).await?;
@@ -66,7 +63,8 @@ pub const INPUT_HIDDEN: &str =
 /// let ticket = &inbox.tickets[0];
 /// let ops = Approver::new("olga").tenant("acme").role("ops");
 /// let refused = app.tickets("acme").edit(&ticket.id, ops.clone(), r#"{"service": 7}"#).await;
-/// assert!(agboss_core::app::invalid_edit(&refused.unwrap_err()).is_some());
+/// let Err(RunError::InvalidEdit { source, .. }) = refused else { panic!("{refused:?}") };
+/// assert_eq!(source.errors[0].path, "$.service");
 ///
 /// app.tickets("acme").approve(&ticket.id, ops).await?;
 /// let out = app.resume_ticket(&ticket.id, ctx()).await?;
@@ -120,7 +118,8 @@ impl<'a> Tickets<'a> {
     }
 
     /// Decides to run the call with `input` (JSON text) instead. An input that fails the tool's
-    /// input DTO is refused now (see [`invalid_edit`]) and the ticket stays pending.
+    /// input DTO is refused now ([`RunError::InvalidEdit`], with every failing field) and the
+    /// ticket stays pending.
     pub async fn edit(
         &self,
         ticket_id: &str,
@@ -159,6 +158,27 @@ impl<'a> Tickets<'a> {
         }
     }
 
+    /// The interceptors that allowed the call before it reached its approval point: every
+    /// `before_tool_call` of the path the call was made on, in order (a ticket is made only
+    /// once all of them allowed it). The ticket's policy digest pins that chain, so this is
+    /// exactly the chain that ran; `None` when no path of this app has that digest any more
+    /// (the app changed since: what ran is not known).
+    ///
+    /// ```
+    /// # use agboss_core::App;
+    /// # use agboss_core::store::{MemoryStore, Ticket};
+    /// let app = App::builder().store(MemoryStore::new()).build().unwrap();
+    /// let foreign = Ticket::pending("tk-1", "no-such-tool", "{}");
+    /// assert_eq!(app.tickets("acme").allowed_by(&foreign), None);
+    /// ```
+    pub fn allowed_by(&self, ticket: &Ticket) -> Option<Vec<&'static str>> {
+        self.app
+            .inner
+            .resolved
+            .bound_for(&ticket.tool, &ticket.chain_digest)
+            .map(|bound| bound.chain().before_order())
+    }
+
     /// The JSON Schema of the ticket's tool's input (what an edit form is built from), if the
     /// tool is part of this app.
     pub fn input_schema(&self, ticket: &Ticket) -> Option<Value> {
@@ -167,23 +187,5 @@ impl<'a> Tickets<'a> {
             .resolved
             .bound_named(&ticket.tool, &ticket.chain_digest)
             .map(|b| (b.meta().input_schema)())
-    }
-}
-
-/// The field errors of an edit [`App::decide`] refused because its input fails the tool's input
-/// DTO (the ticket stays pending); `None` for any other error.
-///
-/// ```
-/// use agboss_core::RunError;
-/// use agboss_core::store::StoreError;
-/// assert!(agboss_core::app::invalid_edit(&RunError::Store(StoreError::NotConfigured)).is_none());
-/// ```
-pub fn invalid_edit(error: &RunError) -> Option<&ValidationError> {
-    match error {
-        RunError::Step(StepFailedError::ToolCall { source, .. }) => match source.kind() {
-            ToolCallErrorKind::InvalidInput { source, .. } => Some(source),
-            _ => None,
-        },
-        _ => None,
     }
 }

@@ -70,14 +70,24 @@ impl<'a> ConsoleRequest<'a> {
 }
 
 /// Who a console request is: the tenant whose tickets, runs and threads it sees (nothing of any
-/// other tenant), the approver who decides (the ticket's channel authorizes them), and a
-/// session key the CSRF token of their forms is bound to.
+/// other tenant), the approver who decides (the ticket's channel authorizes them), a session
+/// key the CSRF token of their forms is bound to, and whether they may reveal a ticket's raw
+/// input.
+///
+/// Every page shows a ticket's input masked, as the call's path masks it for the model. A user
+/// the authenticator marks with [`ConsoleUser::reveal_input`] gets a "Reveal the raw input"
+/// button on a ticket's page, which shows the input as the tool would receive it (and logs
+/// who revealed what); nobody else can, whatever they ask for. Off by default.
 ///
 /// ```
 /// use agboss_core::Approver;
 /// use agboss_core::console::ConsoleUser;
 /// let user = ConsoleUser::new("acme", Approver::new("maria").role("manager")).session("s-1");
 /// assert_eq!(user.approver.tenant.as_deref(), Some("acme"));
+/// assert!(!user.reveal_input, "masked input only, by default");
+/// // A role the user's authenticator allows to see raw input:
+/// let auditor = ConsoleUser::new("acme", Approver::new("ana").role("auditor")).reveal_input(true);
+/// assert!(auditor.reveal_input);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -89,6 +99,8 @@ pub struct ConsoleUser {
     /// What the CSRF token of this user's forms is bound to (a session id, a token's digest):
     /// a form of another session does not pass.
     pub session: String,
+    /// Whether this user may reveal a ticket's raw (unmasked) input (`false` by default).
+    pub reveal_input: bool,
 }
 
 impl ConsoleUser {
@@ -102,11 +114,18 @@ impl ConsoleUser {
             },
             tenant,
             session: String::new(),
+            reveal_input: false,
         }
     }
     /// With this session key.
     pub fn session(mut self, session: impl Into<String>) -> Self {
         self.session = session.into();
+        self
+    }
+    /// Whether this user may reveal a ticket's raw input (decide it from the user's role:
+    /// `ConsoleUser::new(..).reveal_input(roles.contains("auditor"))`).
+    pub fn reveal_input(mut self, allowed: bool) -> Self {
+        self.reveal_input = allowed;
         self
     }
 }

@@ -6,6 +6,13 @@ use serde_json::{Map, Value};
 
 use super::html::escape;
 
+/// A refused edit: the form the approver submitted, and why it was refused (`(field, why)`;
+/// a field is a property name, `$` the whole input).
+pub(super) struct Refused<'a> {
+    pub(super) form: &'a [(String, String)],
+    pub(super) errors: &'a [(String, String)],
+}
+
 /// The kind of input a schema property gets.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -41,10 +48,25 @@ fn properties(schema: &Value) -> impl Iterator<Item = (&String, &Value)> {
 
 /// The form's fields (HTML): one per property of `schema`, showing `masked`'s values; a value
 /// the policies masked (it differs from `raw`'s) is shown empty, marked masked: submitting the
-/// form keeps it.
-pub(super) fn fields(schema: &Value, raw: &Value, masked: &Value) -> String {
+/// form keeps it. After a refused edit, `refused` holds the submitted form and its errors
+/// (`(field, why)`): each field shows what the approver typed, and a field with an error is
+/// marked invalid, its error under it.
+pub(super) fn fields(
+    schema: &Value,
+    raw: &Value,
+    masked: &Value,
+    refused: Option<&Refused<'_>>,
+) -> String {
     let mut out = String::new();
     for (name, prop) in properties(schema) {
+        let error = refused.and_then(|r| r.errors.iter().find(|(field, _)| field == name));
+        // What the approver submitted, when this is a refused edit's form.
+        let typed = refused.map(|r| {
+            r.form
+                .iter()
+                .find(|(k, _)| k.strip_prefix("f.") == Some(name.as_str()))
+                .map(|(_, v)| v.as_str())
+        });
         let was_masked = masked[name.as_str()] != raw[name.as_str()];
         let shown = if was_masked {
             &Value::Null
@@ -58,10 +80,18 @@ pub(super) fn fields(schema: &Value, raw: &Value, masked: &Value) -> String {
         };
         let label = prop["description"].as_str().unwrap_or(name);
         let id = format!("field-{}", escape(name));
+        let invalid = if error.is_some() {
+            format!(
+                r#" aria-invalid="true" aria-describedby="error-{}""#,
+                escape(name)
+            )
+        } else {
+            String::new()
+        };
         let input = match kind(prop) {
             Kind::Boolean => format!(
-                r#"<input type="checkbox" id="{id}" name="f.{n}"{}>"#,
-                if shown.as_bool() == Some(true) {
+                r#"<input type="checkbox" id="{id}" name="f.{n}"{invalid}{}>"#,
+                if typed.map_or(shown.as_bool() == Some(true), |t| t.is_some()) {
                     " checked"
                 } else {
                     ""
@@ -69,19 +99,20 @@ pub(super) fn fields(schema: &Value, raw: &Value, masked: &Value) -> String {
                 n = escape(name)
             ),
             Kind::Json => format!(
-                r#"<textarea id="{id}" name="f.{n}" rows="3" placeholder="{keep}">{}</textarea>"#,
-                escape(&if shown.is_null() {
-                    String::new()
-                } else {
-                    shown.to_string()
+                r#"<textarea id="{id}" name="f.{n}" rows="3" placeholder="{keep}"{invalid}>{}</textarea>"#,
+                escape(&match typed {
+                    Some(t) => t.unwrap_or_default().to_string(),
+                    None if shown.is_null() => String::new(),
+                    None => shown.to_string(),
                 }),
                 n = escape(name)
             ),
             k => {
-                let value = match shown {
-                    Value::String(s) => s.clone(),
-                    Value::Null => String::new(),
-                    v => v.to_string(),
+                let value = match (typed, shown) {
+                    (Some(t), _) => t.unwrap_or_default().to_string(),
+                    (None, Value::String(s)) => s.clone(),
+                    (None, Value::Null) => String::new(),
+                    (None, v) => v.to_string(),
                 };
                 let ty = if k == Kind::Text { "text" } else { "number" };
                 let step = if k == Kind::Number {
@@ -90,14 +121,21 @@ pub(super) fn fields(schema: &Value, raw: &Value, masked: &Value) -> String {
                     ""
                 };
                 format!(
-                    r#"<input type="{ty}"{step} id="{id}" name="f.{n}" value="{}" placeholder="{keep}">"#,
+                    r#"<input type="{ty}"{step} id="{id}" name="f.{n}" value="{}" placeholder="{keep}"{invalid}>"#,
                     escape(&value),
                     n = escape(name)
                 )
             }
         };
+        let error = error.map_or_else(String::new, |(_, why)| {
+            format!(
+                r#"<p class="field-error" id="error-{}">{}</p>"#,
+                escape(name),
+                escape(why)
+            )
+        });
         out.push_str(&format!(
-            r#"<label for="{id}">{} <code>{}</code></label>{input}"#,
+            r#"<label for="{id}">{} <code>{}</code></label><div class="field">{input}{error}</div>"#,
             escape(label),
             escape(name)
         ));
@@ -198,15 +236,34 @@ mod tests {
     fn fields_show_the_masked_values_escaped() {
         let raw = json!({ "orderId": "<b>A-1</b>", "amountCents": 5 });
         let masked = json!({ "orderId": "<b>A-1</b>", "amountCents": 5 });
-        let shown = fields(&schema(), &raw, &masked);
+        let shown = fields(&schema(), &raw, &masked, None);
         assert!(shown.contains("&lt;b&gt;A-1&lt;/b&gt;"), "{shown}");
         assert!(!shown.contains("<b>"), "{shown}");
         let secret = json!({ "orderId": "jane@example.com" });
-        let hidden = fields(&schema(), &secret, &json!({ "orderId": "[EMAIL]" }));
+        let hidden = fields(&schema(), &secret, &json!({ "orderId": "[EMAIL]" }), None);
         assert!(
             !hidden.contains("jane@") && !hidden.contains("[EMAIL]"),
             "{hidden}"
         );
         assert!(hidden.contains("masked: empty keeps it"), "{hidden}");
+        let errors = [("amountCents".to_string(), "must be at least 1".to_string())];
+        let form = [("f.amountCents".to_string(), "0".to_string())];
+        let refused = Refused {
+            form: &form,
+            errors: &errors,
+        };
+        let refused = fields(&schema(), &raw, &masked, Some(&refused));
+        assert!(
+            refused.contains(r#"name="f.amountCents" value="0""#),
+            "what the approver typed: {refused}"
+        );
+        assert!(
+            refused.contains(r#"aria-invalid="true" aria-describedby="error-amountCents""#)
+                && refused.contains(
+                    r#"<p class="field-error" id="error-amountCents">must be at least 1</p>"#
+                ),
+            "{refused}"
+        );
+        assert_eq!(refused.matches("aria-invalid").count(), 1, "{refused}");
     }
 }

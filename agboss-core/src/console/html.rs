@@ -54,6 +54,19 @@ pub(super) fn relative(then_ms: i64, now_ms: i64) -> String {
     }
 }
 
+/// A decision for a human, escaped: `approved by maria`, `rejected by maria: why`, `edited by
+/// maria` (an edit's input is not shown: it may hold what the policies mask).
+pub(super) fn decision(decision: &crate::store::TicketDecision) -> String {
+    use crate::store::TicketDecision;
+    match decision {
+        TicketDecision::Approved { by } => format!("approved by {}", escape(by)),
+        TicketDecision::Rejected { by, message } => {
+            format!("rejected by {}: {}", escape(by), escape(message))
+        }
+        TicketDecision::Edited { by, .. } => format!("edited by {}", escape(by)),
+    }
+}
+
 /// The hidden CSRF field of a form.
 pub(super) fn csrf_field(token: &str) -> String {
     format!(

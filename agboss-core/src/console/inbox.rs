@@ -8,16 +8,16 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::html::{Page, csrf_field, escape, relative, segment};
+use super::html::{self, Page, csrf_field, escape, relative, segment};
 use super::state::{Console, Seen, pairs, store_error, value};
 use super::{csrf, edit};
 
 /// Tickets the inbox shows on one page.
 pub const INBOX_PAGE: u64 = 25;
-use crate::app::{Tickets, invalid_edit};
+use crate::app::Tickets;
 use crate::engine::{Decision, RunContext, RunError};
 use crate::store::types::now_ms;
-use crate::store::{StoreError, Ticket, TicketDecision, TicketQuery, TicketState};
+use crate::store::{StoreError, Ticket, TicketQuery, TicketState};
 
 fn ticket_url(seen: &Seen, ticket: &Ticket) -> String {
     format!("{}/tickets/{}", seen.base, segment(&ticket.id))
@@ -58,15 +58,15 @@ pub(super) async fn inbox(State(console): State<Arc<Console>>, seen: Seen, uri: 
         body.push_str(r#"<p id="empty">Nothing waits for a decision.</p>"#);
     } else {
         body.push_str(
-            "<table id=\"inbox\"><thead><tr><th>Tool</th><th>Input</th><th>Channel</th>\
-             <th>Age</th><th>Expires</th><th>Decide</th></tr></thead><tbody>",
+            "<table id=\"inbox\"><thead><tr><th>Tool</th><th>Input</th><th>Allowed by</th>\
+             <th>Channel</th><th>Age</th><th>Expires</th><th>Decide</th></tr></thead><tbody>",
         );
         for ticket in &page.tickets {
             body.push_str(&row(&seen, &tickets, ticket, now));
         }
         for (id, why) in &page.unreadable {
             body.push_str(&format!(
-                r#"<tr class="unreadable"><td colspan="6">Ticket {} cannot be read: {}</td></tr>"#,
+                r#"<tr class="unreadable"><td colspan="7">Ticket {} cannot be read: {}</td></tr>"#,
                 escape(id),
                 escape(&why.to_string())
             ));
@@ -111,51 +111,94 @@ fn row(seen: &Seen, tickets: &Tickets<'_>, ticket: &Ticket, now: i64) -> String 
         )
     };
     format!(
-        r#"<tr class="ticket" id="ticket-{id}" data-ticket="{id}"><td><a href="{url}">{tool}</a><br><a class="run" href="{base}/runs/{run}">run</a></td><td><pre class="input">{input}</pre></td><td>{channel}</td><td>{age}</td><td>{expires}</td><td class="actions">{actions}</td></tr>"#,
+        r#"<tr class="ticket" id="ticket-{id}" data-ticket="{id}"><td><a href="{url}">{tool}</a><br><a class="run" href="{base}/runs/{run}">run</a></td><td><pre class="input">{input}</pre></td><td class="guards">{guards}</td><td>{channel}</td><td>{age}</td><td>{expires}</td><td class="actions">{actions}</td></tr>"#,
         id = escape(&ticket.id),
         url = escape(&ticket_url(seen, ticket)),
         tool = escape(&ticket.tool),
         base = escape(&seen.base),
         run = escape(&segment(&ticket.run_id)),
         input = escape(&tickets.masked_input(ticket)),
+        guards = guards(tickets, ticket),
         channel = escape(&ticket.channel),
         age = escape(&relative(ticket.created_at_ms, now)),
         expires = escape(&relative(ticket.expires_at_ms, now)),
     )
 }
 
+/// The interceptors that allowed the call before its approval point, as HTML.
+fn guards(tickets: &Tickets<'_>, ticket: &Ticket) -> String {
+    match tickets.allowed_by(ticket) {
+        None => r#"<span class="unknown">unknown: the app changed since</span>"#.to_string(),
+        Some(names) if names.is_empty() => r#"<span class="none">no interceptor</span>"#.into(),
+        Some(names) => names
+            .iter()
+            .map(|n| format!("<code>{}</code>", escape(n)))
+            .collect::<Vec<_>>()
+            .join("<br>"),
+    }
+}
+
 /// `GET /tickets/{id}`: one ticket, its decision or its forms.
+/// With `?reveal=1`, a user the authenticator allows
+/// ([`ConsoleUser::reveal_input`](super::ConsoleUser::reveal_input)) sees the raw input too
+/// (logged); for anyone else the parameter changes nothing.
 pub(super) async fn ticket_page(
     State(console): State<Arc<Console>>,
     Path(id): Path<String>,
     seen: Seen,
+    uri: Uri,
 ) -> Response {
     let tickets = console.app.tickets(seen.user.tenant.as_str());
+    let asked = value(&pairs(uri.query().unwrap_or_default()), "reveal") == Some("1");
+    let reveal = asked && seen.user.reveal_input;
     match tickets.get(&id).await {
-        Ok(ticket) => ticket_view(&seen, &tickets, &ticket, &[], StatusCode::OK),
+        Ok(ticket) => {
+            if reveal {
+                tracing::info!(
+                    tenant = %seen.user.tenant, approver = %seen.user.approver.id,
+                    ticket = %ticket.id, tool = %ticket.tool,
+                    "console: the raw input of a ticket was revealed"
+                );
+            }
+            let view = View {
+                refused: None,
+                reveal,
+            };
+            ticket_view(&seen, &tickets, &ticket, &view, StatusCode::OK)
+        }
         Err(e) => store_error(&seen, &e),
     }
 }
 
-/// A ticket's page, with `errors` (field, why) of a refused edit.
+/// What a ticket's page shows beside the ticket.
+struct View<'a> {
+    /// A refused edit: its form and errors.
+    refused: Option<edit::Refused<'a>>,
+    /// Show the raw input (the user may, and asked).
+    reveal: bool,
+}
+
+/// A ticket's page.
 fn ticket_view(
     seen: &Seen,
     tickets: &Tickets<'_>,
     ticket: &Ticket,
-    errors: &[(String, String)],
+    view: &View<'_>,
     status: StatusCode,
 ) -> Response {
+    let errors = view.refused.as_ref().map_or(&[][..], |r| r.errors);
     let now = now_ms();
     let state = ticket.state_at(now);
     let masked = tickets.masked_input(ticket);
     let mut body = format!(
-        r#"<dl class="ticket" id="ticket-{id}"><dt>Tool</dt><dd>{tool}</dd><dt>Channel</dt><dd>{channel}</dd><dt>State</dt><dd id="state">{state}</dd><dt>Created</dt><dd>{age}</dd><dt>Expires</dt><dd>{expires}</dd><dt>Run</dt><dd><a href="{base}/runs/{run}">{run_text}</a></dd>"#,
+        r#"<dl class="ticket" id="ticket-{id}"><dt>Tool</dt><dd>{tool}</dd><dt>Channel</dt><dd>{channel}</dd><dt>State</dt><dd id="state">{state}</dd><dt>Created</dt><dd>{age}</dd><dt>Expires</dt><dd>{expires}</dd><dt>Allowed by</dt><dd class="guards" id="guards">{guards}</dd><dt>Run</dt><dd><a href="{base}/runs/{run}">{run_text}</a></dd>"#,
         id = escape(&ticket.id),
         tool = escape(&ticket.tool),
         channel = escape(&ticket.channel),
         state = state.as_str(),
         age = escape(&relative(ticket.created_at_ms, now)),
         expires = escape(&relative(ticket.expires_at_ms, now)),
+        guards = guards(tickets, ticket),
         base = escape(&seen.base),
         run = escape(&segment(&ticket.run_id)),
         run_text = escape(&ticket.run_id),
@@ -169,23 +212,32 @@ fn ticket_view(
         ));
     }
     if let Some(decision) = &ticket.decision {
-        let what = match decision {
-            TicketDecision::Approved { .. } => "approved".to_string(),
-            TicketDecision::Rejected { message, .. } => format!("rejected: {message}"),
-            TicketDecision::Edited { .. } => "edited".to_string(),
-        };
         body.push_str(&format!(
-            r#"<dt>Decision</dt><dd id="decision">{} by {}</dd>"#,
-            escape(&what),
-            escape(decision.approver())
+            r#"<dt>Decision</dt><dd id="decision">{}</dd>"#,
+            html::decision(decision)
         ));
     }
     body.push_str(&format!(
-        r#"</dl><h2>Input</h2><pre class="input" id="input">{}</pre>"#,
+        r#"</dl><h2>Input <small>(masked as the model saw it)</small></h2><pre class="input" id="input">{}</pre>"#,
         escape(&masked)
     ));
+    if view.reveal {
+        let raw = serde_json::from_str::<Value>(&ticket.input)
+            .ok()
+            .and_then(|v| serde_json::to_string_pretty(&v).ok())
+            .unwrap_or_else(|| ticket.input.clone());
+        body.push_str(&format!(
+            r#"<h2>Raw input <small>(unmasked: your viewing is logged)</small></h2><pre class="input raw" id="raw-input">{}</pre>"#,
+            escape(&raw)
+        ));
+    } else if seen.user.reveal_input {
+        body.push_str(&format!(
+            r#"<p><a class="reveal" id="reveal" href="{}?reveal=1">Reveal the raw input</a></p>"#,
+            escape(&ticket_url(seen, ticket))
+        ));
+    }
     if !errors.is_empty() {
-        body.push_str(r#"<ul class="errors" id="errors">"#);
+        body.push_str(r#"<div class="errors" id="errors"><p>The edit was refused; the ticket is still pending.</p><ul>"#);
         for (field, why) in errors {
             body.push_str(&format!(
                 "<li><code>{}</code> {}</li>",
@@ -193,7 +245,7 @@ fn ticket_view(
                 escape(why)
             ));
         }
-        body.push_str("</ul>");
+        body.push_str("</ul></div>");
     }
     if state == TicketState::Pending {
         body.push_str(&decide_forms(seen, ticket));
@@ -204,7 +256,7 @@ fn ticket_view(
                 r#"<h2>Edit</h2><form method="post" action="{}/edit" class="edit" id="edit">{}{}<button class="save">Run with this input</button></form>"#,
                 escape(&ticket_url(seen, ticket)),
                 csrf_field(&seen.csrf),
-                edit::fields(&schema, &raw, &masked)
+                edit::fields(&schema, &raw, &masked, view.refused.as_ref())
             ));
         }
     }
@@ -252,11 +304,18 @@ pub(super) async fn decide(
             match edit::input(&schema, &raw, &form) {
                 Ok(input) => Decision::edit(&id, input.to_string()),
                 Err(errors) => {
+                    let view = View {
+                        refused: Some(edit::Refused {
+                            form: &form,
+                            errors: &errors,
+                        }),
+                        reveal: false,
+                    };
                     return ticket_view(
                         &seen,
                         &tickets,
                         &ticket,
-                        &errors,
+                        &view,
                         StatusCode::UNPROCESSABLE_ENTITY,
                     );
                 }
@@ -270,24 +329,41 @@ pub(super) async fn decide(
             let to = format!("{}/runs/{}", seen.base, segment(&decided.run_id));
             (StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response()
         }
-        Err(e) => refused_decision(&seen, &tickets, &id, &e).await,
+        Err(e) => refused_decision(&seen, &tickets, &id, &form, &e).await,
     }
 }
 
-/// Why a decision was not recorded, as a page.
-async fn refused_decision(seen: &Seen, tickets: &Tickets<'_>, id: &str, e: &RunError) -> Response {
-    if let Some(fields) = invalid_edit(e) {
-        let errors: Vec<_> = fields
+/// Why a decision was not recorded, as a page (`form`: what was submitted).
+async fn refused_decision(
+    seen: &Seen,
+    tickets: &Tickets<'_>,
+    id: &str,
+    form: &[(String, String)],
+    e: &RunError,
+) -> Response {
+    if let RunError::InvalidEdit { source, .. } = e {
+        // `$.amountCents` is the form's `amountCents`; `$` (the whole input) stays.
+        let errors: Vec<_> = source
             .errors
             .iter()
-            .map(|f| (f.path.clone(), f.message.clone()))
+            .map(|f| {
+                let field = f.path.strip_prefix("$.").unwrap_or(&f.path);
+                (field.to_string(), f.message.clone())
+            })
             .collect();
+        let view = View {
+            refused: Some(edit::Refused {
+                form,
+                errors: &errors,
+            }),
+            reveal: false,
+        };
         return match tickets.get(id).await {
             Ok(ticket) => ticket_view(
                 seen,
                 tickets,
                 &ticket,
-                &errors,
+                &view,
                 StatusCode::UNPROCESSABLE_ENTITY,
             ),
             Err(e) => store_error(seen, &e),

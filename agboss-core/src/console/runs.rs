@@ -12,7 +12,7 @@ use axum::http::{StatusCode, Uri};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 
-use super::html::{Page, escape, segment};
+use super::html::{self, Page, escape, segment};
 use super::state::{Console, Seen, pairs, store_error};
 use crate::app::RunUpdate;
 use crate::model::{AssistantMessage, Message};
@@ -113,7 +113,8 @@ pub(super) async fn run_page(
         };
     let base = escape(&seen.base);
     let mut body = format!(
-        r#"<dl class="run"><dt>Target</dt><dd>{}</dd><dt>Status</dt><dd id="status" data-status="{status}">{status}</dd>"#,
+        r#"<dl class="run"><dt>Run</dt><dd id="run-id">{}</dd><dt>Target</dt><dd>{}</dd><dt>Status</dt><dd id="status" data-status="{status}">{status}</dd>"#,
+        escape(&run.run_id),
         escape(&run.target),
         status = run.status.as_str(),
     );
@@ -140,10 +141,15 @@ pub(super) async fn run_page(
     if !tickets.is_empty() {
         body.push_str("<h2>Tickets</h2><ul class=\"tickets\">");
         for t in &tickets {
+            let decided = t
+                .decision
+                .as_ref()
+                .map_or_else(String::new, |d| format!(" · {}", html::decision(d)));
             body.push_str(&format!(
-                r#"<li><a href="{base}/tickets/{}">{}</a> {}</li>"#,
+                r#"<li><a href="{base}/tickets/{}">{}</a> via {}: {}{decided}</li>"#,
                 escape(&segment(&t.id)),
                 escape(&t.tool),
+                escape(&t.channel),
                 t.state_at(crate::store::types::now_ms()).as_str()
             ));
         }
@@ -213,6 +219,7 @@ pub(super) async fn thread_page(
         Err(e) => return store_error(&seen, &e),
     };
     let mut body = String::from(r#"<ol class="messages" id="messages">"#);
+    let mut last_run = None;
     for m in &messages {
         let (role, html) = match &m.message {
             Message::System { .. } => continue,
@@ -222,10 +229,20 @@ pub(super) async fn thread_page(
                 ("tool", format!("<pre>{}</pre>", escape(&cut(content))))
             }
         };
+        // A link to the run where a run starts (a run's messages follow one another).
+        let run = if last_run == Some(m.run_id.as_str()) {
+            String::new()
+        } else {
+            format!(
+                r#"<a class="run" href="{}/runs/{}">run {}</a>"#,
+                escape(&seen.base),
+                escape(&segment(&m.run_id)),
+                escape(&m.run_id)
+            )
+        };
+        last_run = Some(m.run_id.as_str());
         body.push_str(&format!(
-            r#"<li class="message message-{role}"><b>{role}</b> {html} <a class="run" href="{}/runs/{}">run</a></li>"#,
-            escape(&seen.base),
-            escape(&segment(&m.run_id))
+            r#"<li class="message message-{role}">{run}<b>{role}</b> {html}</li>"#
         ));
     }
     body.push_str("</ol>");

@@ -100,7 +100,9 @@ impl Console {
             Ok(Err(_)) => return refused(StatusCode::UNAUTHORIZED, "Sign in to use the console."),
         };
         // The approver decides as a member of the user's tenant, whatever the authenticator set.
-        let user = ConsoleUser::new(user.tenant.clone(), user.approver).session(user.session);
+        let user = ConsoleUser::new(user.tenant.clone(), user.approver)
+            .session(user.session)
+            .reveal_input(user.reveal_input);
         let csrf = csrf::token(&self.secret, &user);
         Ok(Seen { user, base, csrf })
     }

@@ -17,7 +17,7 @@ pub(super) async fn app_page(State(console): State<Arc<Console>>, seen: Seen) ->
     );
     Page {
         base: &seen.base,
-        title: &format!("App {}", console.app.name()),
+        title: &format!("The app `{}`", console.app.name()),
         who: seen.who(),
         body,
     }

@@ -110,8 +110,8 @@ pub use in_doubt::InDoubtResolution;
 pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunOutput};
 pub use router::parse_route;
 pub use run::RunStream;
-pub use run_error::RunError;
 pub use run_error::StepFailedError;
+pub use run_error::{RunError, RunFailed};
 pub(crate) use state::RunState;
 pub use ticket::Decision;
 

@@ -30,7 +30,7 @@ use std::io::Write as _;
 use futures::StreamExt as _;
 
 use super::events::{CallDecision, RouteReason, RunEvent, StepOutcome};
-use super::run::{RunError, RunOutput, RunStream};
+use super::run::{RunError, RunFailed, RunOutput, RunStream};
 
 impl fmt::Display for RouteReason {
     /// `the model answered "billing-agent"` or `fallback: why`.
@@ -228,7 +228,7 @@ impl RunStream {
     /// assert_eq!(out.unwrap().text, "Hello!");
     /// # });
     /// ```
-    pub async fn print(mut self) -> Result<RunOutput, RunError> {
+    pub async fn print(mut self) -> Result<RunOutput, RunFailed> {
         let mut stdout = std::io::stdout();
         while let Some(item) = self.next().await {
             let event = item?;
@@ -243,6 +243,6 @@ impl RunStream {
                 return Ok(out);
             }
         }
-        Err(RunError::Cancelled)
+        Err(RunFailed::new(self.run_id(), RunError::Cancelled))
     }
 }

@@ -19,7 +19,7 @@ use super::journal::RunJournal;
 use super::output::Stats;
 pub use super::output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunOutput};
 use super::router::run_router;
-pub use super::run_error::RunError;
+pub use super::run_error::{RunError, RunFailed};
 use super::state::RunState;
 use super::telemetry;
 use super::workflow::Flow;
@@ -27,12 +27,14 @@ use super::{Durability, Runtime};
 use crate::store::{NewRun, StoreError};
 
 /// The events of a run as they happen (`Ok(event)`), ending with `Ok(RunEvent::Completed(..))`
-/// or with `Err(error)`: exactly what [`App::execute`](crate::App::execute) returns.
+/// or with `Err(failed)` (a [`RunFailed`]: the run's id and its [`RunError`]): exactly what
+/// [`App::execute`](crate::App::execute) returns.
 #[must_use = "a RunStream does nothing unless polled"]
 pub struct RunStream {
+    run_id: String,
     rx: mpsc::UnboundedReceiver<RunEvent>,
-    run: Option<BoxFuture<'static, Result<RunOutput, RunError>>>,
-    result: Option<Result<RunOutput, RunError>>,
+    run: Option<BoxFuture<'static, Result<RunOutput, RunFailed>>>,
+    result: Option<Result<RunOutput, RunFailed>>,
 }
 
 impl RunStream {
@@ -41,6 +43,7 @@ impl RunStream {
         let (tx, rx) = mpsc::unbounded_channel();
         let state = RunState::new(rt, ctx, Some(tx), target.name().to_string());
         Self {
+            run_id: state.run_id().to_string(),
             rx,
             run: Some(Box::pin(run(state, target, input))),
             result: None,
@@ -51,14 +54,30 @@ impl RunStream {
 impl fmt::Debug for RunStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunStream")
+            .field("run_id", &self.run_id)
             .field("running", &self.run.is_some())
             .finish()
     }
 }
 
 impl RunStream {
+    /// The run's id, known before the first poll: a run that stops (blocked, failed, waiting
+    /// for approval) is found by it ([`App::runs`](crate::App::runs),
+    /// [`App::resume_run`](crate::App::resume_run)) without reading its `RunStarted` event.
+    /// It is the context's ([`RunContext::run_id`]) when one was given.
+    ///
+    /// ```
+    /// use agboss_core::{App, RunContext, Target};
+    /// let app = App::builder().build().unwrap();
+    /// let stream = app.stream(Target::named("nobody"), "hi", RunContext::new().run_id("run-7"));
+    /// assert_eq!(stream.run_id(), "run-7");
+    /// ```
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
     /// Drains the stream and returns the run's result, with every event before it.
-    pub async fn collect_all(mut self) -> (Vec<RunEvent>, Result<RunOutput, RunError>) {
+    pub async fn collect_all(mut self) -> (Vec<RunEvent>, Result<RunOutput, RunFailed>) {
         let mut events = Vec::new();
         while let Some(item) = self.next().await {
             match item {
@@ -68,12 +87,15 @@ impl RunStream {
             }
         }
         // Unreachable in practice: the stream always ends with `Completed` or an error.
-        (events, Err(RunError::Cancelled))
+        (
+            events,
+            Err(RunFailed::new(self.run_id, RunError::Cancelled)),
+        )
     }
 }
 
 impl Stream for RunStream {
-    type Item = Result<RunEvent, RunError>;
+    type Item = Result<RunEvent, RunFailed>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
@@ -106,7 +128,7 @@ pub(crate) async fn run(
     mut run: RunState,
     target: Target,
     input: String,
-) -> Result<RunOutput, RunError> {
+) -> Result<RunOutput, RunFailed> {
     let rt = run.rt();
     let workflow = match &target.0 {
         TargetKind::Workflow { .. } | TargetKind::WorkflowDefault(_) => true,
@@ -127,7 +149,7 @@ pub(crate) async fn run(
         .instrument(span.clone())
         .await;
     telemetry::finish_run(&span, &result);
-    result
+    result.map_err(|error| RunFailed::new(run.run_id(), error))
 }
 
 async fn run_untraced(

@@ -1,6 +1,7 @@
 //! [`RunError`]: why a run failed, and which failures leave it resumable; [`StepFailedError`]:
 //! why one step failed (a blocked tool, a guardrail's block, a failed call).
 use crate::contract::outcome::{ToolBlockedError, ToolCallError};
+use crate::dto::ValidationError;
 use crate::model::ModelError;
 use crate::pipeline::guard::GuardrailBlockedError;
 use crate::store::{StoreError, Ticket};
@@ -96,6 +97,20 @@ pub enum RunError {
         /// Why.
         reason: String,
     },
+    /// An edit ([`Decision::edit`](crate::engine::Decision::edit)) whose input fails the
+    /// tool's input DTO: nothing was recorded, the ticket stays pending, and `source` names
+    /// every failing field (what an inbox shows the approver beside the field). Checked once
+    /// the approver is authorized.
+    #[error("the edit of ticket `{ticket_id}` ({tool}) is refused: {source}")]
+    InvalidEdit {
+        /// The ticket (still pending).
+        ticket_id: String,
+        /// Its tool.
+        tool: String,
+        /// The failing fields (paths like `$.amountCents`).
+        #[source]
+        source: ValidationError,
+    },
     /// [`App::resolve_in_doubt`](crate::App::resolve_in_doubt) found no call of that id in
     /// doubt in the run's journal (it finished, was resolved, or never started).
     #[error("run `{run_id}` has no call `{call_id}` in doubt")]
@@ -117,6 +132,77 @@ pub enum RunError {
         /// What differs.
         detail: String,
     },
+}
+
+/// A run that failed: which run ([`RunFailed::run_id`]), and why ([`RunFailed::error`], a
+/// [`RunError`], which a `RunFailed` dereferences to). One pointer wide (both are boxed: an
+/// error is the rare path, and a run's `Result` stays small). What [`App::execute`](crate::App::execute),
+/// a [`RunStream`](super::RunStream)'s last item and the resumes
+/// ([`App::resume_run`](crate::App::resume_run), [`App::resume_ticket`](crate::App::resume_ticket),
+/// ...) return, so a run that stopped (blocked, failed, waiting for approval) is found by its id
+/// without reading its events. Its `Display` and `source()` are the error's.
+///
+/// ```
+/// use agboss_core::{App, RunContext, RunError, Target};
+/// # futures::executor::block_on(async {
+/// let app = App::builder().build().unwrap();
+/// let failed = app.execute(Target::named("nobody"), "hi", RunContext::new()).await.unwrap_err();
+/// assert!(failed.run_id().starts_with("run_"));
+/// assert!(matches!(*failed, RunError::UnknownTarget { .. })); // `*`: the RunError
+/// let error: RunError = failed.into_error();
+/// # let _ = error;
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct RunFailed(Box<(String, RunError)>);
+
+impl RunFailed {
+    /// Run `run_id` failed with `error`.
+    pub fn new(run_id: impl Into<String>, error: impl Into<RunError>) -> Self {
+        Self(Box::new((run_id.into(), error.into())))
+    }
+    /// The run. Empty only when no run was found to resume (a resume by ticket whose ticket
+    /// could not be read).
+    pub fn run_id(&self) -> &str {
+        &self.0.0
+    }
+    /// Why it failed (also `*failed`).
+    pub fn error(&self) -> &RunError {
+        &self.0.1
+    }
+    /// The error, without the run id (also `RunError::from(failed)`).
+    pub fn into_error(self) -> RunError {
+        self.0.1
+    }
+    /// The run id and the error.
+    pub fn into_parts(self) -> (String, RunError) {
+        *self.0
+    }
+}
+
+impl std::ops::Deref for RunFailed {
+    type Target = RunError;
+    fn deref(&self) -> &RunError {
+        self.error()
+    }
+}
+
+impl std::fmt::Display for RunFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.error(), f)
+    }
+}
+
+impl std::error::Error for RunFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(self.error())
+    }
+}
+
+impl From<RunFailed> for RunError {
+    fn from(failed: RunFailed) -> Self {
+        failed.into_error()
+    }
 }
 
 impl RunError {

@@ -201,6 +201,7 @@ fn run_error_type(err: &RunError) -> &'static str {
         RunError::InDoubt { .. } => "in_doubt",
         RunError::AwaitingApproval { .. } => "awaiting_approval",
         RunError::Unauthorized { .. } => "unauthorized",
+        RunError::InvalidEdit { .. } => "invalid_edit",
         RunError::NotInDoubt { .. } => "not_in_doubt",
         RunError::JournalMismatch { .. } => "journal_mismatch",
     }

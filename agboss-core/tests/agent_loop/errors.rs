@@ -46,7 +46,7 @@ async fn a_tool_error_fails_the_step_under_fail_step() {
         .execute(Target::agent::<StrictAgent>(), "x", acme())
         .await
         .unwrap_err();
-    let RunError::Step(StepFailedError::ToolCall { step, source, .. }) = &err else {
+    let RunError::Step(StepFailedError::ToolCall { step, source, .. }) = &*err else {
         panic!("expected a failed step, got {err:?}");
     };
     assert_eq!(step, "strict-agent");
@@ -69,7 +69,7 @@ async fn a_tool_error_fails_the_step_under_fail_step() {
         .await
         .unwrap_err();
     assert!(matches!(
-        err,
+        *err,
         RunError::Step(StepFailedError::ToolCall { .. })
     ));
 }
@@ -88,7 +88,7 @@ async fn max_turns_ends_the_loop_with_a_typed_error() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, RunError::MaxTurnsExceeded { agent, max_turns: 2 } if agent == "short-agent"),
+        matches!(&*err, RunError::MaxTurnsExceeded { agent, max_turns: 2 } if agent == "short-agent"),
         "{err:?}"
     );
     assert_eq!(f.model.request_count(), 2);
@@ -100,7 +100,7 @@ async fn max_turns_ends_the_loop_with_a_typed_error() {
         .await
         .unwrap_err();
     assert!(matches!(
-        err,
+        *err,
         RunError::MaxTurnsExceeded { max_turns: 3, .. }
     ));
     assert_eq!(f.model.request_count(), 3);
@@ -114,21 +114,21 @@ async fn model_errors_unknown_targets_missing_models_and_cancellation_are_typed(
         .execute(Target::agent::<SupportAgent>(), "x", acme())
         .await
         .unwrap_err();
-    assert!(matches!(err, RunError::Model { ref step, .. } if step == "support-agent"));
+    assert!(matches!(*err, RunError::Model { ref step, .. } if step == "support-agent"));
 
     let err = f
         .app
         .execute("no-such-agent", "x", acme())
         .await
         .unwrap_err();
-    assert!(matches!(err, RunError::UnknownTarget { ref name, .. } if name == "no-such-agent"));
+    assert!(matches!(*err, RunError::UnknownTarget { ref name, .. } if name == "no-such-agent"));
 
     let bare = App::builder().agent::<BillingAgent>().build().unwrap();
     let err = bare
         .execute("billing-agent", "x", RunContext::new())
         .await
         .unwrap_err();
-    assert!(matches!(err, RunError::NoModel { .. }));
+    assert!(matches!(*err, RunError::NoModel { .. }));
 
     let token = CancelToken::new();
     token.cancel();
@@ -142,6 +142,6 @@ async fn model_errors_unknown_targets_missing_models_and_cancellation_are_typed(
         )
         .await
         .unwrap_err();
-    assert!(matches!(err, RunError::Cancelled));
+    assert!(matches!(*err, RunError::Cancelled));
     assert_eq!(f.model.request_count(), 0);
 }

@@ -71,7 +71,7 @@ async fn block_without_a_handler_fails_execute_with_tool_blocked_error() {
         }
     );
     assert!(matches!(
-        err,
+        *err,
         RunError::Step(StepFailedError::ToolBlocked(_))
     ));
     // The step failed at once: no further model turn, the tool never ran.
@@ -91,7 +91,7 @@ async fn failing_or_panicking_interceptors_fail_the_step_closed() {
             .execute(Target::agent::<SupportAgent>(), "x", acme())
             .await
             .unwrap_err();
-        let RunError::Step(StepFailedError::ToolCall { step, source, .. }) = &err else {
+        let RunError::Step(StepFailedError::ToolCall { step, source, .. }) = &*err else {
             panic!("expected a failed step, got {err:?}");
         };
         assert_eq!(step, "support-agent");

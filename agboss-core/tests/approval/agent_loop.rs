@@ -45,6 +45,7 @@ async fn an_approved_call_runs_once_bound_to_its_input() {
         .stream(target(), "refund ACME-42", ctx())
         .collect_all()
         .await;
+    let out = out.map_err(RunError::from);
     let Err(RunError::AwaitingApproval { run_id, tickets }) = out else {
         panic!("{out:?}");
     };
@@ -120,12 +121,12 @@ async fn an_approved_call_runs_once_bound_to_its_input() {
         .await
         .unwrap_err();
     assert!(
-        matches!(again, RunError::Store(StoreError::TicketState { .. })),
+        matches!(*again, RunError::Store(StoreError::TicketState { .. })),
         "{again}"
     );
     let rerun = app.resume_run(&run_id, ctx()).await.unwrap_err();
     assert!(
-        matches!(rerun, RunError::Store(StoreError::RunFinished { .. })),
+        matches!(*rerun, RunError::Store(StoreError::RunFinished { .. })),
         "{rerun}"
     );
     assert_eq!(fx.log.refunds(), vec![12_500]);
@@ -242,7 +243,7 @@ async fn siblings_of_a_gated_call_run_once_and_are_not_rerun_on_resume() {
         .await
         .unwrap();
     let err = app.resume_run("run-p", ctx()).await.unwrap_err();
-    let RunError::AwaitingApproval { tickets: left, .. } = &err else {
+    let RunError::AwaitingApproval { tickets: left, .. } = &*err else {
         panic!("{err}")
     };
     assert_eq!(left.len(), 1);
@@ -281,7 +282,7 @@ async fn a_decision_made_under_another_policy_is_requested_again() {
         .build()
         .unwrap();
     let err = changed.resume_run("run-c", ctx()).await.unwrap_err();
-    let RunError::AwaitingApproval { tickets: again, .. } = &err else {
+    let RunError::AwaitingApproval { tickets: again, .. } = &*err else {
         panic!("{err}")
     };
     assert_ne!(again[0].id, tickets[0].id);
@@ -346,7 +347,7 @@ async fn two_instances_racing_to_resume_one_ticket_have_one_winner() {
     let loser = results.into_iter().find_map(Result::err).unwrap();
     assert!(
         matches!(
-            loser,
+            *loser,
             RunError::Store(StoreError::TicketState { .. } | StoreError::LeaseHeld { .. })
         ),
         "{loser}"

@@ -217,7 +217,11 @@ fn target() -> Target {
 }
 
 async fn paused(app: &App, ctx: RunContext) -> Vec<Ticket> {
-    match app.execute(target(), "refund ACME-42", ctx).await {
+    match app
+        .execute(target(), "refund ACME-42", ctx)
+        .await
+        .map_err(RunError::from)
+    {
         Err(RunError::AwaitingApproval { tickets, .. }) => tickets,
         other => panic!("expected the run to wait for approval, got {other:?}"),
     }

@@ -169,7 +169,10 @@ async fn a_paused_agent_step_is_reported_as_paused_with_its_decision() {
         .stream(target(), "refund", RunContext::new().tenant("acme"))
         .collect_all()
         .await;
-    assert!(matches!(out, Err(RunError::AwaitingApproval { .. })));
+    assert!(matches!(
+        out.map_err(RunError::from),
+        Err(RunError::AwaitingApproval { .. })
+    ));
     assert!(events.iter().any(|e| matches!(
         e,
         RunEvent::ToolCallDecision { decision: CallDecision::AwaitingApproval { channel }, .. }
@@ -266,7 +269,7 @@ async fn a_workflow_tool_step_of_a_gated_tool_waits_for_its_ticket() {
     let ctx = |run: &str| RunContext::new().tenant("acme").run_id(run);
     let input = r#"{"orderId":"ACME-7"}"#;
     let err = app.execute(target(), input, ctx("wf-1")).await.unwrap_err();
-    let RunError::AwaitingApproval { tickets, .. } = &err else {
+    let RunError::AwaitingApproval { tickets, .. } = &*err else {
         panic!("{err}")
     };
     assert_eq!(tickets[0].tool, "ap-payout-tool");
@@ -275,7 +278,7 @@ async fn a_workflow_tool_step_of_a_gated_tool_waits_for_its_ticket() {
     // Still pending: resuming waits again, nothing runs.
     let again = app.execute(target(), input, ctx("wf-1")).await.unwrap_err();
     assert!(
-        matches!(again, RunError::AwaitingApproval { .. }),
+        matches!(*again, RunError::AwaitingApproval { .. }),
         "{again}"
     );
     app.decide("acme", Decision::approve(&tickets[0].id).by(manager()))
@@ -291,7 +294,7 @@ async fn a_workflow_tool_step_of_a_gated_tool_waits_for_its_ticket() {
 
     // A rejection fails the step as a block naming the channel.
     let err = app.execute(target(), input, ctx("wf-2")).await.unwrap_err();
-    let RunError::AwaitingApproval { tickets, .. } = &err else {
+    let RunError::AwaitingApproval { tickets, .. } = &*err else {
         panic!("{err}")
     };
     app.decide(

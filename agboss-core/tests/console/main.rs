@@ -7,6 +7,8 @@
 mod browser;
 #[path = "../tickets/fixture.rs"]
 mod fixture;
+mod http;
+mod pages;
 mod paging;
 
 use std::sync::Arc;
@@ -30,6 +32,10 @@ fn tokens() -> ConsoleTokens {
         .token(
             "t-globex-manager",
             ConsoleUser::new("globex", manager("globex")),
+        )
+        .token(
+            "t-acme-auditor",
+            ConsoleUser::new("acme", Approver::new("ana").role("auditor")).reveal_input(true),
         )
 }
 
@@ -64,6 +70,9 @@ async fn approving_in_the_inbox_resumes_the_run_and_the_tool_runs_once() {
         text.contains("ix-refund-tool") && text.contains("ix-manager-channel"),
         "{text}"
     );
+    // The guards that allowed the call before it waited for a manager.
+    let guards = text_of(&client, &format!("{} td.guards", row(&ticket.id))).await;
+    assert_eq!(guards, "ix-limit-tool-interceptor");
     // The input is masked as the model's path masks it, and escaped: the note's markup is text.
     let source = client.source().await.unwrap();
     assert!(
@@ -81,7 +90,7 @@ async fn approving_in_the_inbox_resumes_the_run_and_the_tool_runs_once() {
         .await
         .unwrap();
     assert_eq!(pwned, serde_json::Value::Bool(true));
-    screenshot(&client, "inbox").await;
+    screenshot(&client, "inbox-escaped").await;
 
     click(&client, &format!("{} button.approve", row(&ticket.id))).await;
     completed(&client).await;
@@ -130,6 +139,7 @@ async fn a_clerk_is_refused_and_a_manager_rejects_with_a_message() {
     );
     let still = app.tickets("acme").get(&ticket.id).await.unwrap();
     assert_eq!(still.state, TicketState::Pending);
+    assert!(still.decision.is_none());
     // The clerk follows the paused run's page: it goes on live once someone decides.
     clerk
         .goto(&format!("{base}/runs/{}", ticket.run_id))
@@ -142,6 +152,7 @@ async fn a_clerk_is_refused_and_a_manager_rejects_with_a_message() {
     let manager = browser(&webdriver, &base, "t-acme-manager").await;
     let message = format!("{} input[name=message]", row(&ticket.id));
     let input = wait_for(&manager, &message).await;
+    screenshot(&manager, "inbox").await;
     input.send_keys("no receipt attached").await.unwrap();
     click(&manager, &format!("{} button.reject", row(&ticket.id))).await;
     completed(&manager).await;
@@ -195,6 +206,7 @@ async fn another_tenant_sees_nothing_a_forged_post_and_an_invalid_edit_change_no
     assert_eq!(post_from_page(&acme, &approve, "csrf=forged").await, 403);
     let pending = app.tickets("acme").get(&ticket.id).await.unwrap();
     assert_eq!(pending.state, TicketState::Pending);
+    assert!(pending.decision.is_none() && log.refunds().is_empty());
 
     // An invalid edit shows the field error; the ticket stays pending.
     acme.goto(&format!("{base}/tickets/{}", ticket.id))
@@ -207,8 +219,25 @@ async fn another_tenant_sees_nothing_a_forged_post_and_an_invalid_edit_change_no
     click(&acme, "#edit button.save").await;
     let errors = text_of(&acme, "#errors").await;
     assert!(errors.contains("amountCents"), "{errors}");
+    // The error is the field's, beside it, and the field is marked invalid.
+    let beside = text_of(&acme, "#field-amountCents + .field-error").await;
+    assert!(!beside.is_empty(), "the field's error");
+    let invalid = wait_for(&acme, "#field-amountCents").await;
+    assert_eq!(
+        invalid.attr("aria-invalid").await.unwrap().as_deref(),
+        Some("true")
+    );
+    let typed = invalid.prop("value").await.unwrap();
+    assert_eq!(
+        typed.as_deref(),
+        Some("0"),
+        "the field keeps what was typed"
+    );
+    screenshot(&acme, "ticket-invalid-edit").await;
     let pending = app.tickets("acme").get(&ticket.id).await.unwrap();
     assert_eq!(pending.state, TicketState::Pending);
+    assert!(pending.decision.is_none());
+    assert!(log.refunds().is_empty(), "nothing ran");
 
     // A valid edit runs the approver's input, once.
     let amount = wait_for(&acme, "#field-amountCents").await;

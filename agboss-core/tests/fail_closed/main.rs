@@ -191,7 +191,12 @@ async fn run_mode(
     )
     .await
     .expect("the run ends on its own");
-    (result.map(|o| o.text), events, listener, runs.get())
+    (
+        result.map(|o| o.text).map_err(RunError::from),
+        events,
+        listener,
+        runs.get(),
+    )
 }
 
 fn decisions(events: &[RunEvent]) -> Vec<CallDecision> {

@@ -24,7 +24,7 @@ async fn a_resumed_run_never_reruns_a_completed_tool_call() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, RunError::Store(StoreError::LeaseHeld { .. })),
+        matches!(*err, RunError::Store(StoreError::LeaseHeld { .. })),
         "{err}"
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -70,7 +70,7 @@ async fn a_resumed_run_never_reruns_a_completed_tool_call() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, RunError::Store(StoreError::RunFinished { .. })),
+        matches!(*err, RunError::Store(StoreError::RunFinished { .. })),
         "{err}"
     );
 }
@@ -98,7 +98,7 @@ async fn a_call_in_doubt_stops_the_run_until_it_is_resolved() {
         .collect_all()
         .await;
     let err = out.unwrap_err();
-    let RunError::InDoubt { call_id, tool, .. } = &err else {
+    let RunError::InDoubt { call_id, tool, .. } = &*err else {
         panic!("expected a call in doubt, got {err}");
     };
     assert_eq!(tool, "jr-refund-tool");
@@ -118,7 +118,7 @@ async fn a_call_in_doubt_stops_the_run_until_it_is_resolved() {
         .resume_run("run-9", RunContext::new().tenant("acme"))
         .await
         .unwrap_err();
-    assert!(matches!(again, RunError::InDoubt { .. }), "{again}");
+    assert!(matches!(*again, RunError::InDoubt { .. }), "{again}");
 
     // Someone checked the payment system: the refund did happen.
     let wrong = b
@@ -233,7 +233,7 @@ async fn a_store_down_at_the_start_fails_the_run_before_any_tool() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, RunError::Store(StoreError::Backend { .. })),
+        matches!(*err, RunError::Store(StoreError::Backend { .. })),
         "{err}"
     );
     assert!(std::error::Error::source(&err).is_some());
@@ -262,7 +262,7 @@ async fn a_store_failing_mid_run_stops_it_and_the_journal_resumes_later() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, RunError::Store(StoreError::Backend { .. })),
+        matches!(*err, RunError::Store(StoreError::Backend { .. })),
         "{err}"
     );
     assert_eq!(ledger.runs(), 1);
@@ -296,7 +296,7 @@ async fn a_resume_that_does_not_match_its_journal_is_refused() {
         )
         .await
         .unwrap_err();
-    assert!(matches!(err, RunError::JournalMismatch { .. }), "{err}");
+    assert!(matches!(*err, RunError::JournalMismatch { .. }), "{err}");
     assert!(err.leaves_run_resumable());
     assert_eq!(ledger.runs(), 1);
 }
@@ -318,7 +318,7 @@ async fn one_run_at_a_time_writes_a_thread() {
         )
         .await
         .unwrap_err();
-    let RunError::Store(StoreError::ThreadBusy { run_id, .. }) = &err else {
+    let RunError::Store(StoreError::ThreadBusy { run_id, .. }) = &*err else {
         panic!("{err}");
     };
     assert_eq!(run_id, "run-a");
@@ -345,7 +345,7 @@ async fn a_failed_run_frees_its_thread_and_leaves_its_input_in_the_history() {
         .execute(JrDeskAgent::target(), "hi", ctx())
         .await
         .unwrap_err();
-    assert!(matches!(err, RunError::Model { .. }), "{err}");
+    assert!(matches!(*err, RunError::Model { .. }), "{err}");
     // A model failure finishes the run: the thread is free for the next one.
     let out = app
         .execute(JrDeskAgent::target(), "hi again", ctx())
@@ -387,7 +387,7 @@ async fn a_worker_that_cannot_renew_its_lease_stops_and_a_standby_takes_over() {
     let err = result.unwrap_err();
     assert!(
         matches!(
-            err,
+            *err,
             RunError::Store(StoreError::Backend {
                 operation: "renew",
                 ..

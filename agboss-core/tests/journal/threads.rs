@@ -110,7 +110,7 @@ async fn another_tenants_thread_is_refused_and_never_leaks() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, RunError::Store(StoreError::ThreadNotFound { .. })),
+        matches!(*err, RunError::Store(StoreError::ThreadNotFound { .. })),
         "{err}"
     );
     assert_eq!(
@@ -145,7 +145,7 @@ async fn threads_need_a_store() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, RunError::Store(StoreError::NotConfigured)),
+        matches!(*err, RunError::Store(StoreError::NotConfigured)),
         "{err}"
     );
     assert!(matches!(

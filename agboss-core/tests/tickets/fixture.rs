@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use agboss_core::dto::Dto;
 use agboss_core::model::{Message, SharedChatModel};
 use agboss_core::prelude::*;
-use agboss_core::store::{SharedStore, Ticket};
+use agboss_core::store::types::random_id;
+use agboss_core::store::{PostgresStore, SharedStore, SqliteStore, Ticket};
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use serde_json::json;
 
@@ -54,9 +55,25 @@ impl ApprovalChannel for IxManagerChannel {
 #[pii_policy(name = "ix-email-pii-policy", description = "Masks e-mails", detectors = [email])]
 pub struct IxEmailPiiPolicy;
 
+/// Refunds above 1,000,000 cents never reach a manager; the rest are allowed.
+#[tool_interceptor(name = "ix-limit-tool-interceptor", description = "Caps refunds")]
+pub struct IxLimitToolInterceptor;
+
+impl BeforeToolCall for IxLimitToolInterceptor {
+    async fn before_tool_call(
+        &self,
+        call: &ToolCallContext<'_>,
+    ) -> Result<ToolCallDecision, InterceptorError> {
+        Ok(match call.input()["amountCents"].as_i64() {
+            Some(cents) if cents > 1_000_000 => ToolCallDecision::block("over the refund cap"),
+            _ => ToolCallDecision::allow(),
+        })
+    }
+}
+
 #[tool(name = "ix-refund-tool", description = "Refunds an order", input = IxRefundDto,
        output = IxDoneDto, deps = [IxLog], approval = IxManagerChannel,
-       pii_policies = [IxEmailPiiPolicy])]
+       tool_interceptors = [IxLimitToolInterceptor], pii_policies = [IxEmailPiiPolicy])]
 pub struct IxRefundTool {
     log: Arc<IxLog>,
 }
@@ -124,8 +141,31 @@ pub async fn pending_refund_in(app: &App, ctx: RunContext, request: &str) -> Tic
         .execute(Target::agent::<IxDeskAgent>(), request, ctx)
         .await
         .unwrap_err();
-    let RunError::AwaitingApproval { mut tickets, .. } = err else {
+    let RunError::AwaitingApproval { tickets, .. } = &*err else {
         panic!("expected a pending ticket, got {err}")
     };
-    tickets.remove(0)
+    tickets[0].clone()
+}
+
+/// The SQL stores: SQLite (a temporary file) and PostgreSQL (a schema of its own, named after
+/// `what`, on `AGBOSS_TEST_POSTGRES_URL`; in CI a missing server fails the test).
+pub async fn sql_stores(what: &str) -> Vec<(&'static str, SharedStore)> {
+    let dir = std::env::temp_dir().join(random_id(&format!("agboss-{what}")));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sqlite = SqliteStore::open(dir.join(format!("{what}.db")))
+        .await
+        .unwrap();
+    let mut stores = vec![("sqlite", SharedStore::new(sqlite))];
+    match std::env::var("AGBOSS_TEST_POSTGRES_URL") {
+        Ok(url) if !url.trim().is_empty() => {
+            let schema = format!("agboss_{what}_{}", random_id("s"));
+            let pg = PostgresStore::connect_with_schema(&url, &schema)
+                .await
+                .unwrap();
+            stores.push(("postgres", SharedStore::new(pg)));
+        }
+        _ if std::env::var_os("CI").is_some() => panic!("AGBOSS_TEST_POSTGRES_URL is not set"),
+        _ => eprintln!("skipped PostgreSQL: AGBOSS_TEST_POSTGRES_URL not set"),
+    }
+    stores
 }

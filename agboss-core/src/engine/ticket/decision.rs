@@ -5,8 +5,10 @@ use futures::FutureExt as _;
 
 use super::lifecycle::decide_ticket;
 use crate::contract::channel::Approver;
+use crate::contract::outcome::ToolCallErrorKind;
+use crate::dto::{ValidationError, code};
 use crate::engine::Runtime;
-use crate::engine::run_error::{RunError, StepFailedError};
+use crate::engine::run_error::RunError;
 use crate::store::{Ticket, TicketDecision, TicketStore as _};
 
 /// Tells a stored ticket's channel (errors and panics caught: the ticket stays pending either
@@ -156,7 +158,16 @@ pub(crate) async fn decide(
     if let DecisionKind::Edit(input) = &decision.kind {
         let bound = rt.resolved.bound_named(&ticket.tool, &ticket.chain_digest);
         if let Some(Err(e)) = bound.map(|b| b.check_input(input)) {
-            return Err(StepFailedError::from_tool_call(ticket.tool.clone(), e).into());
+            let message = e.to_string();
+            let source = match e.into_kind() {
+                ToolCallErrorKind::InvalidInput { source } => source,
+                _ => ValidationError::single("edit", "$", code::JSON, &message),
+            };
+            return Err(RunError::InvalidEdit {
+                ticket_id: ticket.id.clone(),
+                tool: ticket.tool.clone(),
+                source,
+            });
         }
     }
     let by = approver.id.clone();
