@@ -59,6 +59,8 @@ async fn flow_steps(
 ) -> Result<String, RunError> {
     for (index, step) in flow.steps.iter().enumerate() {
         let step_name = step.spec.name();
+        // The run's typed answer is its last step's (a tool step or a recovery has none).
+        stats.output = None;
         let result = run_step(run, workflow, &step.spec, current.clone(), stats).await;
         let err = match result {
             Ok(out) => {

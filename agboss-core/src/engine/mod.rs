@@ -50,6 +50,7 @@
 //! | `tool_calls.rs` | a turn's calls | concurrency, in-doubt checks, journaling and observation of each call |
 //! | `first_turn.rs` | parallel input guardrails | the first turn raced with them, held until they pass |
 //! | `guardrails.rs` | the guardrail boundary | `check_text` on input/output, the precheck before a run is stored |
+//! | `typed_output.rs` | a typed answer | asking for the schema, decoding, corrections, `InvalidOutput` |
 //! | `gate.rs` | the output gate | `OutputGate`: holding, windowing and releasing streamed text |
 //! | `model_turn.rs` | journaled replay of model turns | one model call: read back, or streamed and recorded |
 //! | `router.rs` | the router | choosing a route, running it |
@@ -102,12 +103,13 @@ mod telemetry;
 pub(crate) mod ticket;
 mod tool_calls;
 mod tool_step;
+mod typed_output;
 pub mod workflow;
 
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use in_doubt::InDoubtResolution;
-pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunOutput};
+pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, OutputError, RunOutput};
 pub use router::parse_route;
 pub use run::RunStream;
 pub use run_error::RunError;

@@ -43,6 +43,19 @@ pub enum RunError {
         /// The limit.
         max_turns: u32,
     },
+    /// An agent with a typed output (`#[agent(output = ..)]`) gave no valid answer: its last
+    /// one failed the DTO's validation after every correction (`output_retries`) was used.
+    /// The source names every failing path.
+    #[error("agent `{agent}` gave no valid {} after {attempts} answers: {source}", source.dto)]
+    InvalidOutput {
+        /// The agent.
+        agent: String,
+        /// Invalid answers it gave.
+        attempts: u32,
+        /// The last answer's failures.
+        #[source]
+        source: crate::dto::ValidationError,
+    },
     /// A step failed: a blocked tool (`as_blocked()`), a failing guard, a tool error under
     /// `FailStep`, or an error an `on_error` handler re-raised.
     #[error(transparent)]

@@ -194,6 +194,7 @@ fn run_error_type(err: &RunError) -> &'static str {
         RunError::NoModel { .. } => "no_model",
         RunError::Model { .. } => "model",
         RunError::MaxTurnsExceeded { .. } => "max_turns_exceeded",
+        RunError::InvalidOutput { .. } => "invalid_output",
         RunError::Step(s) if s.as_blocked().is_some() => "blocked",
         RunError::Step(_) => "step_failed",
         RunError::Cancelled => "cancelled",
