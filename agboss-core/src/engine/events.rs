@@ -254,6 +254,14 @@ pub enum RunEvent {
         /// Every failing path.
         error: crate::dto::ValidationError,
     },
+    /// A usage limit refused a model or tool call before it started (or a model call passed
+    /// a token bound): the run stops with [`RunError::UsageLimit`](super::RunError::UsageLimit).
+    UsageLimitExceeded {
+        /// The agent, router or tool step.
+        step: String,
+        /// Which bound, and by how much.
+        error: super::limits::UsageLimitExceeded,
+    },
     /// An agent produced its final answer (a turn without tool calls).
     FinalAnswer {
         /// The agent.

@@ -60,6 +60,7 @@
 //! | `ticket/` | the ticket lifecycle | the one state machine of a ticket, `Decision`, `OnRejection` |
 //! | `direct.rs` | gated direct calls | a direct call's one-call run and its ticket |
 //! | `journal.rs`, `replay.rs`, `in_doubt.rs` | the journal | the run's lease and writes; what it read back; calls in doubt |
+//! | `limits.rs` | usage limits | `UsageLimits`, the run's budget: reserve before a call, settle after, nested runs |
 //! | `context.rs`, `workflow.rs`, `output.rs`, `run_error.rs`, `events.rs` | data | `RunContext`/`Target`, `Flow`, `RunOutput`/`Stats`, `RunError`, `RunEvent` |
 //! | `telemetry.rs`, `pretty.rs` | reporting | spans; events for people |
 //!
@@ -91,6 +92,7 @@ mod gate;
 mod guardrails;
 pub(crate) mod in_doubt;
 pub(crate) mod journal;
+mod limits;
 mod model_turn;
 mod output;
 mod pretty;
@@ -109,6 +111,7 @@ pub mod workflow;
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use in_doubt::InDoubtResolution;
+pub use limits::{LimitKind, UsageCount, UsageLimitExceeded, UsageLimits};
 pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, OutputError, RunOutput};
 pub use router::parse_route;
 pub use run::RunStream;
@@ -127,6 +130,8 @@ pub(crate) struct Runtime {
     pub(crate) store: Option<Durability>,
     /// The approval channels of the app's gated tools, by name.
     pub(crate) channels: HashMap<&'static str, Arc<dyn ErasedChannel>>,
+    /// The application's usage limits (a run's own ones tighten them).
+    pub(crate) usage_limits: UsageLimits,
     /// How streamed answers of guarded paths are released (a run may override it).
     pub(crate) output_streaming: crate::contract::guardrail::OutputStreaming,
     /// The undecorated tool callbacks of each agent path (by `ResolvedAgent::index`), made on

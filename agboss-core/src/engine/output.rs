@@ -35,6 +35,10 @@ pub struct RunOutput {
     /// (`text` is the same JSON, as text). `None` for a free-text answer, and when an output
     /// guardrail replaced the answer with a text that is not JSON.
     pub output: Option<Value>,
+    /// What the run's budget counted: model and tool calls reserved (refused ones are not),
+    /// tokens settled; runs nested in it (a tool that runs an agent) count into it too (see
+    /// [`UsageLimits`](super::UsageLimits)).
+    pub reserved: super::limits::UsageCount,
 }
 
 impl RunOutput {

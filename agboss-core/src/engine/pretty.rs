@@ -89,6 +89,7 @@ impl RunEvent {
             | Self::ToolCallRequested { .. }
             | Self::FinalAnswer { .. }
             | Self::OutputRejected { .. }
+            | Self::UsageLimitExceeded { .. }
             | Self::GuardrailVerdict { .. }
             | Self::ToolCallInDoubt { .. } => 2,
             Self::ToolCallDecision { .. }
@@ -197,6 +198,7 @@ impl fmt::Display for RunEvent {
                 }
             }
             Self::FinalAnswer { step, text } => write!(f, "✎ {step}: {text}"),
+            Self::UsageLimitExceeded { step, error } => write!(f, "⛔ {step}: {error}"),
             Self::OutputRejected {
                 step,
                 attempt,

@@ -56,6 +56,10 @@ pub enum RunError {
         #[source]
         source: crate::dto::ValidationError,
     },
+    /// A usage limit refused a model or tool call before it started, or a model call passed a
+    /// token bound (see [`UsageLimits`](super::UsageLimits)): the run stops, never silently.
+    #[error(transparent)]
+    UsageLimit(#[from] super::limits::UsageLimitExceeded),
     /// A step failed: a blocked tool (`as_blocked()`), a failing guard, a tool error under
     /// `FailStep`, or an error an `on_error` handler re-raised.
     #[error(transparent)]
