@@ -7,6 +7,9 @@
 //!   plus any you add).
 //! - [`test_input_guardrail`] / [`test_output_guardrail`] run one guardrail's check as the
 //!   engine does and return its verdict.
+//! - [`trajectory::trajectory`] / [`trajectory::assert_trajectory`] read a run's moves (tool
+//!   calls, routes, rejected typed answers, refused calls, answers) from its events, in order.
+//! - `Turn::output` scripts a typed answer ([`scripted`]).
 //! - [`store::conformance`] checks a store backend against the store contract, trait by trait.
 //!
 //! ```
@@ -271,6 +274,7 @@ pub use guardrail::{
 };
 pub mod scripted;
 pub use scripted::ScriptedModel;
+pub mod trajectory;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod store;

@@ -82,3 +82,48 @@ async fn a_thread_stores_the_valid_answer_and_none_of_the_invalid_ones() {
         "a correction was stored: {all}"
     );
 }
+
+#[tokio::test]
+async fn a_resumed_run_reads_its_rejected_answer_back_and_asks_the_same_correction() {
+    use agboss_core::store::SharedStore;
+    use std::time::Duration;
+
+    let store = SharedStore::new(MemoryStore::new());
+    let typed_app = |model: &Arc<ScriptedModel>, worker: &str| {
+        app(model)
+            .store(store.clone())
+            .worker_id(worker)
+            .lease_ttl(Duration::from_millis(150))
+            .build()
+            .unwrap()
+    };
+    // Worker A: an invalid answer, journaled; then the model stalls and A is gone.
+    let first = Arc::new(
+        ScriptedModel::new([Turn::text(r#"{"granted": "maybe"}"#)]).hang_when_exhausted(),
+    );
+    let a = typed_app(&first, "worker-a");
+    let ctx = RunContext::new().tenant("acme").run_id("typed-7");
+    let stalled = a.execute("refund-agent", "Order 7?", ctx.clone());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), stalled)
+            .await
+            .is_err()
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Worker B: the rejected turn is read back (not asked again), the correction is the same,
+    // and the next answer is taken.
+    let second = Arc::new(ScriptedModel::new([Turn::output(&verdict())]));
+    let b = typed_app(&second, "worker-b");
+    let out = b
+        .resume_run("typed-7", RunContext::new().tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(out.value::<VerdictDto>().unwrap(), verdict());
+    assert_eq!(out.replayed_steps, 1, "the rejected model turn");
+    assert_eq!(second.request_count(), 1);
+    let asked = &second.requests()[0];
+    let correction = asked.messages.last().and_then(Message::text).unwrap();
+    assert!(correction.contains("$.granted"), "{correction}");
+    // The stalled request of worker A was the same one: same journal digest.
+    assert_eq!(first.requests()[1].messages, asked.messages);
+}

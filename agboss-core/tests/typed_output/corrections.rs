@@ -42,6 +42,7 @@ async fn an_invalid_answer_goes_back_with_every_failing_path_and_the_fixed_one_i
     assert_eq!(rejected[0].0, 1);
     assert_eq!(rejected[0].1.errors.len(), 3, "{}", rejected[0].1);
     assert_eq!(deltas(&events), vec![out.text.clone()]);
+    assert_trajectory(&events, &["refund-agent ✗ output", "refund-agent ✎"]);
     let finals: Vec<_> = events
         .iter()
         .filter(|e| matches!(e, RunEvent::FinalAnswer { .. }))

@@ -9,6 +9,7 @@ use agboss_core::engine::{OutputError, RunContext, RunError, RunEvent};
 use agboss_core::model::{Message, ModelRequest};
 use agboss_core::prelude::*;
 use agboss_testing::scripted::{ScriptedModel, Turn};
+use agboss_testing::trajectory::assert_trajectory;
 use serde_json::json;
 
 mod boundary;

@@ -11,6 +11,7 @@ use agboss_core::engine::{LimitKind, RunContext, RunError, RunEvent, UsageLimits
 use agboss_core::model::Usage;
 use agboss_core::prelude::*;
 use agboss_testing::scripted::{ScriptedModel, ScriptedToolCall, Turn};
+use agboss_testing::trajectory::{Move, trajectory};
 use serde_json::json;
 
 mod nested;
@@ -130,6 +131,15 @@ async fn a_hundred_parallel_calls_against_a_limit_of_ten_run_exactly_ten() {
             .any(|e| matches!(e, RunEvent::UsageLimitExceeded { error, .. } if error.limit == LimitKind::ToolCalls))
     );
     assert_eq!(model.request_count(), 1, "no model call after the refusal");
+    // The trajectory: the hundred requested calls, then one refusal for each of the ninety
+    // calls that never started; no answer.
+    let moves = trajectory(&events);
+    assert_eq!(moves.len(), 190);
+    assert!(moves[..100].iter().all(|m| matches!(m, Move::Tool { .. })));
+    assert!(moves[100..].iter().all(|m| *m
+        == Move::LimitExceeded {
+            step: "busy-agent".into()
+        }));
 }
 
 #[tokio::test]
