@@ -274,7 +274,7 @@ pub use guardrail::{
 };
 pub mod scripted;
 pub use scripted::ScriptedModel;
-pub mod trajectory;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod store;
+pub mod trajectory;

@@ -50,6 +50,7 @@ pub struct AppBuilder {
     lease_ttl: Duration,
     output_streaming: OutputStreaming,
     usage_limits: crate::engine::UsageLimits,
+    prices: crate::engine::PriceTable,
     remote: Vec<Arc<dyn RemoteServer>>,
 }
 
@@ -74,6 +75,7 @@ impl AppBuilder {
             lease_ttl: DEFAULT_LEASE_TTL,
             output_streaming: OutputStreaming::default(),
             usage_limits: crate::engine::UsageLimits::default(),
+            prices: crate::engine::PriceTable::default(),
             remote: Vec::new(),
         }
     }
@@ -241,6 +243,12 @@ impl AppBuilder {
         self.usage_limits = limits;
         self
     }
+    /// What each model's tokens cost, by model name: what a cost bound
+    /// ([`UsageLimits::cost_micros`](crate::engine::UsageLimits::cost_micros)) counts with.
+    pub fn prices(mut self, prices: crate::engine::PriceTable) -> Self {
+        self.prices = prices;
+        self
+    }
     /// Adds a listener of every tool call the app's agents make through
     /// [`App::agent_callbacks`] / [`App::callbacks`] (and every workflow tool step).
     pub fn tool_call_listener<L: ToolCallListener>(mut self, listener: L) -> Self {
@@ -351,6 +359,7 @@ impl AppBuilder {
                 channels,
                 output_streaming: self.output_streaming,
                 usage_limits: self.usage_limits,
+                prices: Arc::new(self.prices),
                 agent_callbacks,
                 store: self.store.map(|store| Durability {
                     store,

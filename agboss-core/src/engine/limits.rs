@@ -22,6 +22,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::prices::PriceTable;
 use crate::model::Usage;
 
 /// What a run may spend. Every bound is optional (`None`: unbounded).
@@ -50,6 +51,9 @@ pub struct UsageLimits {
     pub max_tool_calls: Option<u64>,
     /// Tool calls per tool name.
     pub max_tool_calls_per_tool: BTreeMap<String, u64>,
+    /// Cost of every model call, in micro-dollars, by the app's
+    /// [`PriceTable`](super::PriceTable) (a model it has no price for is refused).
+    pub max_cost_micros: Option<u64>,
 }
 
 impl UsageLimits {
@@ -81,6 +85,13 @@ impl UsageLimits {
         self.max_tool_calls = Some(max);
         self
     }
+    /// Bounds the cost of model calls, in micro-dollars (`5_000_000`: $5), priced by the app's
+    /// [`PriceTable`](super::PriceTable).
+    #[must_use]
+    pub fn cost_micros(mut self, max: u64) -> Self {
+        self.max_cost_micros = Some(max);
+        self
+    }
     /// Bounds the calls of one tool (by the name the model uses).
     #[must_use]
     pub fn tool_calls_of(mut self, tool: impl Into<String>, max: u64) -> Self {
@@ -107,6 +118,7 @@ impl UsageLimits {
             max_output_tokens: min(self.max_output_tokens, other.max_output_tokens),
             max_tool_calls: min(self.max_tool_calls, other.max_tool_calls),
             max_tool_calls_per_tool: per_tool,
+            max_cost_micros: min(self.max_cost_micros, other.max_cost_micros),
         }
     }
     /// True when no bound is set.
@@ -129,6 +141,10 @@ pub enum LimitKind {
     ToolCalls,
     /// `max_tool_calls_per_tool` of this tool.
     ToolCallsOf(String),
+    /// `max_cost_micros`.
+    Cost,
+    /// `max_cost_micros` is set and the price table has no price for this model.
+    UnpricedModel(String),
 }
 
 impl fmt::Display for LimitKind {
@@ -139,6 +155,8 @@ impl fmt::Display for LimitKind {
             Self::OutputTokens => f.write_str("output tokens"),
             Self::ToolCalls => f.write_str("tool calls"),
             Self::ToolCallsOf(tool) => write!(f, "calls of `{tool}`"),
+            Self::Cost => f.write_str("cost (micro-dollars)"),
+            Self::UnpricedModel(model) => write!(f, "cost of model `{model}`, which has no price"),
         }
     }
 }
@@ -173,6 +191,8 @@ pub struct UsageCount {
     pub input_tokens: u64,
     /// Generated tokens settled.
     pub output_tokens: u64,
+    /// Cost settled, in micro-dollars (rounded down; `0` without prices).
+    pub cost_micros: u64,
 }
 
 /// A run's budget: its limits and what it reserved, shared with the runs nested in it.
@@ -184,8 +204,14 @@ pub(crate) struct RunBudget {
     input_tokens: AtomicU64,
     output_tokens: AtomicU64,
     per_tool: Mutex<HashMap<String, u64>>,
+    /// Cost settled, in millionths of a micro-dollar.
+    cost_pico: AtomicU64,
+    prices: Arc<PriceTable>,
     parent: Option<Arc<RunBudget>>,
 }
+
+/// Cost is counted in millionths of a micro-dollar: a price per million tokens times tokens.
+const PICO_PER_MICRO: u64 = 1_000_000;
 
 tokio::task_local! {
     /// The budget of the run whose tool call is running in this task.
@@ -219,10 +245,11 @@ fn reserve_one(
 impl RunBudget {
     /// The budget of a new run with `limits`: nested in the run whose tool call is running in
     /// this task, if one is.
-    pub(crate) fn new(limits: UsageLimits) -> Arc<Self> {
+    pub(crate) fn new(limits: UsageLimits, prices: Arc<PriceTable>) -> Arc<Self> {
         let parent = CALLING_RUN.try_with(Arc::clone).ok();
         Arc::new(Self {
             limits,
+            prices,
             parent,
             ..Self::default()
         })
@@ -241,12 +268,22 @@ impl RunBudget {
             tool_calls: self.tool_calls.load(Ordering::Acquire),
             input_tokens: self.input_tokens.load(Ordering::Acquire),
             output_tokens: self.output_tokens.load(Ordering::Acquire),
+            cost_micros: self.cost_pico.load(Ordering::Acquire) / PICO_PER_MICRO,
         }
     }
 
-    /// Reserves a model call here and in every outer run: refused when one more request passes
-    /// a bound, or the tokens settled already reached one.
-    pub(crate) fn reserve_model(&self) -> Result<(), UsageLimitExceeded> {
+    /// Reserves a call of `model` here and in every outer run: refused when one more request
+    /// passes a bound, the tokens or cost settled already reached one, or a cost bound is set
+    /// and `model` has no price.
+    pub(crate) fn reserve_model(&self, model: &str) -> Result<(), UsageLimitExceeded> {
+        if self.limits.max_cost_micros.is_some() && self.prices.get(model).is_none() {
+            return Err(UsageLimitExceeded {
+                limit: LimitKind::UnpricedModel(model.to_string()),
+                max: self.limits.max_cost_micros.unwrap_or_default(),
+                used: self.count().cost_micros,
+                outer: false,
+            });
+        }
         self.check_tokens()?;
         reserve_one(
             &self.model_requests,
@@ -254,7 +291,7 @@ impl RunBudget {
             LimitKind::ModelRequests,
         )?;
         if let Some(parent) = &self.parent
-            && let Err(refused) = parent.reserve_model()
+            && let Err(refused) = parent.reserve_model(model)
         {
             self.model_requests.fetch_sub(1, Ordering::AcqRel);
             return Err(UsageLimitExceeded {
@@ -266,35 +303,52 @@ impl RunBudget {
     }
 
     /// Counts a model call read back from the journal (it ran before: never refused).
-    pub(crate) fn record_model(&self, usage: Usage) {
+    pub(crate) fn record_model(&self, usage: Usage, model: &str) {
         self.model_requests.fetch_add(1, Ordering::AcqRel);
-        self.add_tokens(usage);
+        self.add_tokens(usage, model);
         if let Some(parent) = &self.parent {
-            parent.record_model(usage);
+            parent.record_model(usage, model);
         }
     }
 
     /// Settles a model call with its usage: an error when the tokens now pass a bound, here or
     /// in an outer run.
-    pub(crate) fn settle_model(&self, usage: Usage) -> Result<(), UsageLimitExceeded> {
-        self.add_tokens(usage);
+    pub(crate) fn settle_model(&self, usage: Usage, model: &str) -> Result<(), UsageLimitExceeded> {
+        self.add_tokens(usage, model);
         if let Some(parent) = &self.parent {
             parent
-                .settle_model(usage)
+                .settle_model(usage, model)
                 .map_err(|e| UsageLimitExceeded { outer: true, ..e })?;
         }
         self.check_tokens()
     }
 
-    fn add_tokens(&self, usage: Usage) {
+    fn add_tokens(&self, usage: Usage, model: &str) {
         self.input_tokens
             .fetch_add(usage.prompt_tokens, Ordering::AcqRel);
         self.output_tokens
             .fetch_add(usage.completion_tokens, Ordering::AcqRel);
+        if let Some(price) = self.prices.get(model) {
+            self.cost_pico.fetch_add(
+                price.cost_pico(usage.prompt_tokens, usage.completion_tokens),
+                Ordering::AcqRel,
+            );
+        }
     }
 
-    /// Refused when the settled tokens reached a bound.
+    /// Refused when the settled tokens or cost reached a bound.
     fn check_tokens(&self) -> Result<(), UsageLimitExceeded> {
+        if let Some(max) = self.limits.max_cost_micros {
+            let pico = self.cost_pico.load(Ordering::Acquire);
+            if pico >= max.saturating_mul(PICO_PER_MICRO) {
+                return Err(UsageLimitExceeded {
+                    limit: LimitKind::Cost,
+                    max,
+                    used: pico.div_ceil(PICO_PER_MICRO),
+                    outer: false,
+                });
+            }
+        }
         for (counter, max, limit) in [
             (
                 &self.input_tokens,
@@ -403,16 +457,16 @@ mod tests {
             limits: UsageLimits::new().output_tokens(10),
             ..RunBudget::default()
         };
-        budget.reserve_model().unwrap();
-        budget.settle_model(Usage::new(100, 6)).unwrap();
-        budget.reserve_model().unwrap();
-        let over = budget.settle_model(Usage::new(100, 6)).unwrap_err();
+        budget.reserve_model("m").unwrap();
+        budget.settle_model(Usage::new(100, 6), "m").unwrap();
+        budget.reserve_model("m").unwrap();
+        let over = budget.settle_model(Usage::new(100, 6), "m").unwrap_err();
         assert_eq!(
             (over.limit.clone(), over.used),
             (LimitKind::OutputTokens, 12)
         );
         assert_eq!(
-            budget.reserve_model().unwrap_err().limit,
+            budget.reserve_model("m").unwrap_err().limit,
             LimitKind::OutputTokens
         );
         assert_eq!(budget.count().model_requests, 2);

@@ -96,6 +96,7 @@ mod limits;
 mod model_turn;
 mod output;
 mod pretty;
+mod prices;
 mod replay;
 mod router;
 pub mod run;
@@ -113,6 +114,7 @@ pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use in_doubt::InDoubtResolution;
 pub use limits::{LimitKind, UsageCount, UsageLimitExceeded, UsageLimits};
 pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, OutputError, RunOutput};
+pub use prices::{Price, PriceTable};
 pub use router::parse_route;
 pub use run::RunStream;
 pub use run_error::RunError;
@@ -132,6 +134,8 @@ pub(crate) struct Runtime {
     pub(crate) channels: HashMap<&'static str, Arc<dyn ErasedChannel>>,
     /// The application's usage limits (a run's own ones tighten them).
     pub(crate) usage_limits: UsageLimits,
+    /// What each model's tokens cost (for cost bounds).
+    pub(crate) prices: Arc<PriceTable>,
     /// How streamed answers of guarded paths are released (a run may override it).
     pub(crate) output_streaming: crate::contract::guardrail::OutputStreaming,
     /// The undecorated tool callbacks of each agent path (by `ResolvedAgent::index`), made on

@@ -47,7 +47,8 @@ pub(crate) async fn call_model(
             // A hidden final answer is not the thread's last visible text either.
             if let Some(replayed) = journal.replayed_model(turn, &digest, visible && !hide_final)? {
                 // It ran before: counted, never refused.
-                run.budget().record_model(replayed.usage);
+                run.budget()
+                    .record_model(replayed.usage, model.dyn_model_name());
                 stats.model_turns += 1;
                 stats.usage += replayed.usage;
                 let finish_reason = if replayed.message.tool_calls.is_empty() {
@@ -118,7 +119,7 @@ pub(crate) async fn call_model_live(
 ) -> Result<ModelResponse, RunError> {
     // Reserved before the call: a refused call is never made.
     run.budget()
-        .reserve_model()
+        .reserve_model(model.dyn_model_name())
         .map_err(|refused| limit_exceeded(run, step, refused))?;
     let span = telemetry::chat_span(step, model, req, mask);
     let model_err = |source: ModelError| RunError::Model {
@@ -146,7 +147,7 @@ pub(crate) async fn call_model_live(
     }
     // Settled with what it used: a call that passed a token bound stops the run here.
     run.budget()
-        .settle_model(response.usage)
+        .settle_model(response.usage, model.dyn_model_name())
         .map_err(|over| limit_exceeded(run, step, over))?;
     Ok(response)
 }

@@ -59,7 +59,7 @@ impl RunState {
             None => rt.usage_limits.clone(),
         };
         Self {
-            budget: RunBudget::new(limits),
+            budget: RunBudget::new(limits, Arc::clone(&rt.prices)),
             rt,
             ctx,
             sink,

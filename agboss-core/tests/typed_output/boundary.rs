@@ -98,9 +98,8 @@ async fn a_resumed_run_reads_its_rejected_answer_back_and_asks_the_same_correcti
             .unwrap()
     };
     // Worker A: an invalid answer, journaled; then the model stalls and A is gone.
-    let first = Arc::new(
-        ScriptedModel::new([Turn::text(r#"{"granted": "maybe"}"#)]).hang_when_exhausted(),
-    );
+    let first =
+        Arc::new(ScriptedModel::new([Turn::text(r#"{"granted": "maybe"}"#)]).hang_when_exhausted());
     let a = typed_app(&first, "worker-a");
     let ctx = RunContext::new().tenant("acme").run_id("typed-7");
     let stalled = a.execute("refund-agent", "Order 7?", ctx.clone());

@@ -230,3 +230,66 @@ async fn the_strictest_limits_win_and_a_run_reports_what_it_reserved() {
     assert_eq!(out.reserved.tool_calls, 4);
     assert_eq!(out.reserved.model_requests, 2);
 }
+
+#[tokio::test]
+async fn a_cost_bound_counts_with_the_price_table_and_stops_after_the_call_that_passes_it() {
+    use agboss_core::engine::{Price, PriceTable};
+    // $1 per million prompt tokens, $2 per million generated: each turn costs
+    // 100_000 × 1 + 50_000 × 2 = $0.20 (200_000 micro-dollars).
+    let model = Arc::new(ScriptedModel::new((0..10).map(|_| {
+        Turn::tool_calls(calls("other-tool", 1)).with_usage(Usage::new(100_000, 50_000))
+    })));
+    let ran = Arc::new(Ran::default());
+    let app = builder(&model, &ran)
+        .prices(PriceTable::new().price("scripted", Price::per_mtok(1_000_000, 2_000_000)))
+        .build()
+        .unwrap();
+    let ctx = RunContext::new().usage_limits(UsageLimits::new().cost_micros(500_000));
+    let err = app.execute("busy-agent", "go", ctx).await.unwrap_err();
+    let over = limit_error(&err);
+    assert_eq!(
+        (over.limit.clone(), over.max, over.used),
+        (LimitKind::Cost, 500_000, 600_000)
+    );
+    assert_eq!(
+        model.request_count(),
+        3,
+        "$0.40 spent was below the bound, $0.60 is not"
+    );
+
+    // Under the bound, the run reports its cost.
+    let model = Arc::new(ScriptedModel::new([
+        Turn::text("done").with_usage(Usage::new(1_500, 250))
+    ]));
+    let app = builder(&model, &ran)
+        .prices(PriceTable::new().price("scripted", Price::per_mtok(1_000_000, 2_000_000)))
+        .build()
+        .unwrap();
+    let ctx = RunContext::new().usage_limits(UsageLimits::new().cost_micros(500_000));
+    let out = app.execute("busy-agent", "go", ctx).await.unwrap();
+    // 1_500 × $1/Mtok + 250 × $2/Mtok = $0.0015 + $0.0005 = $0.002.
+    assert_eq!(out.reserved.cost_micros, 2_000);
+}
+
+#[tokio::test]
+async fn a_cost_bound_refuses_a_model_without_a_price() {
+    let model = Arc::new(ScriptedModel::new([Turn::text("done")]));
+    let ran = Arc::new(Ran::default());
+    let app = builder(&model, &ran)
+        .usage_limits(UsageLimits::new().cost_micros(1_000_000))
+        .build()
+        .unwrap();
+    let err = app
+        .execute("busy-agent", "go", RunContext::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        limit_error(&err).limit,
+        LimitKind::UnpricedModel("scripted".into())
+    );
+    assert_eq!(
+        model.request_count(),
+        0,
+        "no call whose cost cannot be counted"
+    );
+}
