@@ -60,7 +60,7 @@
 //! | `ticket/` | the ticket lifecycle | the one state machine of a ticket, `Decision`, `OnRejection` |
 //! | `direct.rs` | gated direct calls | a direct call's one-call run and its ticket |
 //! | `journal.rs`, `replay.rs`, `in_doubt.rs` | the journal | the run's lease and writes; what it read back; calls in doubt |
-//! | `limits.rs` | usage limits | `UsageLimits`, the run's budget: reserve before a call, settle after, nested runs |
+//! | `limits.rs`, `prices.rs` | usage limits | `UsageLimits`, the run's budget: reserve before a call, settle after, nested runs; `PriceTable` |
 //! | `context.rs`, `workflow.rs`, `output.rs`, `run_error.rs`, `events.rs` | data | `RunContext`/`Target`, `Flow`, `RunOutput`/`Stats`, `RunError`, `RunEvent` |
 //! | `telemetry.rs`, `pretty.rs` | reporting | spans; events for people |
 //!
