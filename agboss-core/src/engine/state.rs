@@ -1,6 +1,7 @@
 //! [`RunState`]: the one owner of a run's state (its runtime, context, event sink, id, journal,
 //! and what the driver settled before the target runs). The units of the engine get it as
-//! `&RunState`: they read it and emit events through it, and none of them changes it. A run's
+//! `&RunState`: they read it and emit events through it, and none of them changes it (but for
+//! the budget's counters, which every call reserves in atomically: `limits.rs`). A run's
 //! caller makes it ([`RunState::new`]: `App::execute`, `RunStream::start`); only the driver
 //! ([`super::run`]) sets it up (input precheck, journal), before the target runs.
 use std::future::Future;
