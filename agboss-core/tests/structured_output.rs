@@ -13,7 +13,7 @@ use agboss_core::model::{
 };
 use agboss_core::prelude::*;
 use serde_json::json;
-use support::{End, MockServer, Reply};
+use support::{MockServer, Reply};
 
 #[derive(Dto, Debug, Clone, PartialEq)]
 pub struct TriageDto {
@@ -172,11 +172,7 @@ async fn anthropic_keeps_real_tool_calls_beside_the_output_tool() {
 }
 
 fn sse(events: &[serde_json::Value]) -> Reply {
-    let parts: Vec<String> = events
-        .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-        .collect();
-    Reply::sse(parts, End::Terminate)
+    Reply::sse_typed_events(events)
 }
 
 fn output_stream() -> Vec<serde_json::Value> {
