@@ -2,11 +2,15 @@
 //! call through 4 allowing interceptors, by `execute` and by `stream`; plus a 1-turn run without
 //! tools and the bare guarded tool call on the same path, so that the framework overhead per
 //! turn and per tool call can be read off; and the same 2-turn run with 4 passing guardrails
-//! (2 input, 2 output), for the cost of the text boundary. Run with
+//! (2 input, 2 output), for the cost of the text boundary; the 2-turn run under usage limits
+//! (every call reserved in the run's budget), for the cost of a limit check; and a 1-turn run
+//! of an agent with a typed output, for the cost of asking for and validating it. Run with
 //! `cargo bench -p agboss-core --bench agent_turn`.
 use std::time::Duration;
 
-use agboss_core::engine::{RunContext, Target};
+use agboss_core::dto::Dto;
+use agboss_core::engine::{RunContext, Target, UsageLimits};
+use agboss_core::model::{ChatModel, ModelError, ModelRequest, ModelResponse};
 use agboss_core::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::StreamExt as _;
@@ -54,6 +58,31 @@ passing_guardrails!(
         output_guardrails = [G3OutputGuardrail, G4OutputGuardrail])]
 pub struct GuardedBenchAgent;
 
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct QuoteDto {
+    #[text(prompt = "Order id", min_length = 3)]
+    pub order_id: String,
+    #[integer(prompt = "Total in cents", min = 0)]
+    pub total_cents: u64,
+}
+
+/// A one-turn agent whose answer is a `QuoteDto`.
+#[agent(name = "typed-bench-agent", description = "Quotes orders", output = QuoteDto)]
+pub struct TypedBenchAgent;
+
+/// Answers every request with the same valid `QuoteDto` (as a structured-mode provider would).
+struct QuoteModel;
+impl ChatModel for QuoteModel {
+    async fn complete(&self, _req: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        Ok(ModelResponse::text(
+            r#"{"orderId":"ACME-42","totalCents":12500}"#,
+        ))
+    }
+    fn structured_output(&self) -> bool {
+        true
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
@@ -62,7 +91,9 @@ fn bench(c: &mut Criterion) {
         .agent::<BenchAgent>()
         .agent::<ChatAgent>()
         .agent::<GuardedBenchAgent>()
+        .agent::<TypedBenchAgent>()
         .model(TwoTurnModel)
+        .agent_model("typed-bench-agent", std::sync::Arc::new(QuoteModel))
         .build()
         .unwrap();
     let mut g = c.benchmark_group("agent_turn");
@@ -117,6 +148,37 @@ fn bench(c: &mut Criterion) {
             while let Some(ev) = s.next().await {
                 std::hint::black_box(ev.unwrap());
             }
+        });
+    });
+    g.bench_function("execute_2_turns_1_call_4_interceptors_usage_limits", |b| {
+        b.to_async(&rt).iter(|| async {
+            let limits = UsageLimits::new()
+                .model_requests(100)
+                .tool_calls(100)
+                .tool_calls_of("get-order-tool", 100)
+                .output_tokens(1_000_000);
+            let out = app
+                .execute(
+                    Target::agent::<BenchAgent>(),
+                    "where is ACME-42?",
+                    RunContext::new().usage_limits(limits),
+                )
+                .await
+                .unwrap();
+            std::hint::black_box(out);
+        });
+    });
+    g.bench_function("execute_1_turn_typed_output", |b| {
+        b.to_async(&rt).iter(|| async {
+            let out = app
+                .execute(
+                    Target::agent::<TypedBenchAgent>(),
+                    "quote ACME-42",
+                    RunContext::new(),
+                )
+                .await
+                .unwrap();
+            std::hint::black_box(out.value::<QuoteDto>().unwrap());
         });
     });
     g.bench_function("execute_1_turn_no_tools", |b| {

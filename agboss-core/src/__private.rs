@@ -21,7 +21,9 @@ mod probe;
 pub use probe::{Dep, NotInjectable, assert_inject, assert_service};
 
 pub use crate::contract::Built;
-pub use crate::contract::agent::{Agent, AgentMeta, Router, RouterMeta, ToolErrorPolicy};
+pub use crate::contract::agent::{
+    Agent, AgentMeta, AgentOutput, Router, RouterMeta, ToolErrorPolicy,
+};
 pub use crate::contract::channel::{
     ApprovalChannel, Channel, ChannelMeta, ErasedChannel, build_channel, channel_meta,
 };

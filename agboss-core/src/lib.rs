@@ -185,6 +185,12 @@ pub mod guide {
     pub mod guardrails {
         #![doc = include_str!("../docs/guide/guardrails.md")]
     }
+    pub mod typed_outputs {
+        #![doc = include_str!("../docs/guide/typed_outputs.md")]
+    }
+    pub mod usage_limits {
+        #![doc = include_str!("../docs/guide/usage_limits.md")]
+    }
     pub mod differences {
         #![doc = include_str!("../docs/guide/differences.md")]
     }

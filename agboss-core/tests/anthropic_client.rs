@@ -13,7 +13,7 @@ use agboss_core::model::{
 };
 use futures::StreamExt as _;
 use serde_json::json;
-use support::{End, MockServer, Reply};
+use support::{MockServer, Reply};
 
 const KEY: &str = "sk-ant-test-secret";
 
@@ -127,11 +127,7 @@ async fn request_shape_and_tool_use_response() {
 }
 
 fn sse(events: &[serde_json::Value]) -> Reply {
-    let parts: Vec<String> = events
-        .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-        .collect();
-    Reply::sse(parts, End::Terminate)
+    Reply::sse_typed_events(events)
 }
 
 fn stream_events() -> Vec<serde_json::Value> {

@@ -200,6 +200,45 @@ async fn an_agent_run_with_a_tool_call_round_trip_streamed_and_not() {
     }
 }
 
+#[agent(name = "typed-fakellm-agent", description = "Answers typed", output = OrderDto)]
+pub struct TypedFakellmAgent;
+
+#[tokio::test]
+async fn a_typed_answer_in_each_providers_structured_mode_streamed_and_not() {
+    let Some(url) = fakellm_url() else { return };
+    for provider in [Provider::OpenAi, Provider::Anthropic] {
+        for streaming in [false, true] {
+            let what = format!("{provider:?} streaming={streaming}");
+            let app = App::builder()
+                .agent::<TypedFakellmAgent>()
+                .model(model(&url, provider, streaming))
+                .build()
+                .expect("app builds");
+            let (events, out) = app
+                .stream(
+                    Target::agent::<TypedFakellmAgent>(),
+                    prompt("fakellm-typed"),
+                    RunContext::new(),
+                )
+                .collect_all()
+                .await;
+            let out = out.unwrap_or_else(|e| panic!("{what}: {e}"));
+            let order: OrderDto = out.value().unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(order.order_id, "ACME-42", "{what}");
+            assert_eq!(order.status, "shipped", "{what}");
+            assert_eq!(out.model_turns, 1, "{what}: no correction was needed");
+            assert!(
+                !events
+                    .iter()
+                    .any(|e| matches!(e, RunEvent::OutputRejected { .. })),
+                "{what}"
+            );
+            // Nothing of the output tool reaches the run as a call.
+            assert_eq!(out.tool_calls, 0, "{what}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn http_400_429_and_500_are_typed_with_the_servers_message() {
     let Some(url) = fakellm_url() else { return };

@@ -8,7 +8,7 @@ use syn::ItemStruct;
 
 use crate::attr::docs::{AGENT_DOC, APPLICATION_DOC, MacroDoc, ROUTER_DOC, WORKFLOW_DOC};
 use crate::attr::model::{
-    AgentArgs, ApplicationArgs, Cascade, Guardrails, RouterArgs, WorkflowArgs,
+    AgentArgs, AgentKeys, ApplicationArgs, Cascade, Guardrails, RouterArgs, WorkflowArgs,
 };
 use crate::attr::value::{PathList, Str, paths};
 use crate::check::{self, positive};
@@ -96,11 +96,20 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
             quote!(Report)
         }
     };
+    let output_retries = output_retries(&args.keys, &mut errors);
     finish(&item, errors, fallback, || {
         let p = quote!(::agboss_core::__private);
         let named = name_fields(&args);
         let instructions = str_or_empty(&args.keys.instructions);
         let tools = meta_list(paths(&args.keys.tools), "Tool");
+        let output = match &args.keys.output {
+            Some(dto) => {
+                let dto = &dto.0;
+                quote!(::core::option::Option::Some(#p::AgentOutput::of::<#dto>()))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let output_retries = option(output_retries);
         let mcp_servers = str_list(&args.keys.mcp_servers);
         let cascade = cascade_fields(&args.keys.scope.rest);
         let guardrails = guardrail_fields(&args.keys.scope);
@@ -119,11 +128,36 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
                 tool_errors: #p::ToolErrorPolicy::#policy,
                 max_result_size: #max_result_size,
                 guardrails: #guardrails,
+                output: #output,
+                output_retries: #output_retries,
             },
             TokenStream::new(),
             TokenStream::new(),
         )
     })
+}
+
+/// `output_retries`: a whole number (`[agent.output-retries]`), on an agent with an
+/// `output` (`[agent.output-retries-without-output]`).
+fn output_retries(keys: &AgentKeys, errors: &mut Errors) -> Option<u64> {
+    let lit = &keys.output_retries.as_ref()?.0;
+    if keys.output.is_none() {
+        errors.push(syn::Error::new(
+            lit.span(),
+            "[agent.output-retries-without-output] `output_retries` bounds the corrections of a typed answer: add `output = SomeDto` or remove it",
+        ));
+        return None;
+    }
+    match lit.base10_parse::<u32>() {
+        Ok(v) => Some(u64::from(v)),
+        Err(_) => {
+            errors.push(syn::Error::new(
+                lit.span(),
+                "[agent.output-retries] `output_retries` is a whole number, e.g. `output_retries = 2` (0: no correction)",
+            ));
+            None
+        }
+    }
 }
 
 pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {

@@ -7,6 +7,9 @@
 //!   plus any you add).
 //! - [`test_input_guardrail`] / [`test_output_guardrail`] run one guardrail's check as the
 //!   engine does and return its verdict.
+//! - [`trajectory::trajectory`] / [`trajectory::assert_trajectory`] read a run's moves (tool
+//!   calls, routes, rejected typed answers, refused calls, answers) from its events, in order.
+//! - `Turn::output` scripts a typed answer ([`scripted`]).
 //! - [`store::conformance`] checks a store backend against the store contract, trait by trait.
 //!
 //! ```
@@ -274,3 +277,4 @@ pub use scripted::ScriptedModel;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod store;
+pub mod trajectory;

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Mutex, MutexGuard};
 
+use agboss_core::dto::Dto;
 use agboss_core::model::{
     AssistantMessage, ChatModel, FinishReason, ModelError, ModelRequest, ModelResponse,
     ModelStream, ToolCallRequest, Usage, stream_from_response,
@@ -150,6 +151,45 @@ impl Turn {
         Turn(TurnKind::Dynamic(Box::new(f)))
     }
 
+    /// The typed answer `value` of an agent with `output = T`: its JSON as the answer's text,
+    /// served only to a request that asks for a `T` ([`ModelRequest::output`] named
+    /// `T::DTO_NAME`); any other request gets a [`ModelError`] (the script expected a typed
+    /// answer there). The value is not validated: script an invalid one to test corrections.
+    ///
+    /// ```
+    /// use agboss_core::prelude::*;
+    /// use agboss_testing::scripted::{ScriptedModel, Turn};
+    ///
+    /// #[derive(Dto, Debug, PartialEq)]
+    /// pub struct VerdictDto {
+    ///     #[boolean(prompt = "Whether it is granted")]
+    ///     pub granted: bool,
+    /// }
+    ///
+    /// #[agent(name = "verdict-agent", description = "Decides", output = VerdictDto)]
+    /// pub struct VerdictAgent;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let model = ScriptedModel::new([Turn::output(&VerdictDto { granted: true })]);
+    /// let app = App::builder().agent::<VerdictAgent>().model(model).build().unwrap();
+    /// let out = app.execute(Target::agent::<VerdictAgent>(), "Refund?", RunContext::new()).await.unwrap();
+    /// assert_eq!(out.value::<VerdictDto>().unwrap(), VerdictDto { granted: true });
+    /// # });
+    /// ```
+    pub fn output<T: Dto>(value: &T) -> Self {
+        let json = serde_json::to_string(value).unwrap_or_default();
+        Self::from_fn(move |req| match &req.output {
+            Some(format) if format.name == T::DTO_NAME => Turn::text(json.clone()),
+            other => Turn::error(ModelError::other(format!(
+                "the script has a typed answer ({}) here, but the request asks for {}",
+                T::DTO_NAME,
+                other
+                    .as_ref()
+                    .map_or("free text".to_string(), |f| f.name.clone())
+            ))),
+        })
+    }
+
     /// Adds assistant text to a text or tool-call turn (no effect on other turns).
     pub fn with_text(mut self, new_text: impl Into<String>) -> Self {
         if let TurnKind::Reply { text, .. } = &mut self.0 {
@@ -216,6 +256,7 @@ pub struct ScriptedModel {
     state: Mutex<State>,
     stream_chunk_chars: usize,
     hang_when_exhausted: bool,
+    structured_output: bool,
 }
 
 impl fmt::Debug for ScriptedModel {
@@ -247,6 +288,7 @@ impl ScriptedModel {
             }),
             stream_chunk_chars: 4,
             hang_when_exhausted: false,
+            structured_output: false,
         }
     }
 
@@ -255,6 +297,14 @@ impl ScriptedModel {
     /// kills or drops the run there).
     pub fn hang_when_exhausted(mut self) -> Self {
         self.hang_when_exhausted = true;
+        self
+    }
+
+    /// Says it honours a request's [`output`](ModelRequest::output) itself, like a provider
+    /// with a structured-output mode: the agent loop then sends no schema prompt (default:
+    /// it does not, and the loop adds the schema as a system message).
+    pub fn with_structured_output(mut self) -> Self {
+        self.structured_output = true;
         self
     }
 
@@ -387,6 +437,11 @@ impl ChatModel for ScriptedModel {
     async fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
         self.hang_if_exhausted(req).await;
         self.serve(req)
+    }
+
+    /// See [`with_structured_output`](Self::with_structured_output).
+    fn structured_output(&self) -> bool {
+        self.structured_output
     }
 
     /// True when it cuts its answers into deltas (`stream_chunk_chars` above 0); otherwise its

@@ -41,6 +41,8 @@ pub const AGENT: &AgentMeta = &AgentMeta {
     tool_errors: ToolErrorPolicy::Report,
     max_result_size: None,
     guardrails: GUARDRAILS,
+    output: None,
+    output_retries: None,
 };
 
 /// Placeholder of an erroneous `#[router]`.

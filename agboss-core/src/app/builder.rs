@@ -49,6 +49,8 @@ pub struct AppBuilder {
     worker: Option<String>,
     lease_ttl: Duration,
     output_streaming: OutputStreaming,
+    usage_limits: crate::engine::UsageLimits,
+    prices: crate::engine::PriceTable,
     remote: Vec<Arc<dyn RemoteServer>>,
 }
 
@@ -72,6 +74,8 @@ impl AppBuilder {
             worker: None,
             lease_ttl: DEFAULT_LEASE_TTL,
             output_streaming: OutputStreaming::default(),
+            usage_limits: crate::engine::UsageLimits::default(),
+            prices: crate::engine::PriceTable::default(),
             remote: Vec::new(),
         }
     }
@@ -231,6 +235,20 @@ impl AppBuilder {
         self.output_streaming = mode;
         self
     }
+    /// Usage limits of every run of the app (model requests, tokens, tool calls in all and per
+    /// tool), reserved before each call; a run's own
+    /// ([`RunContext::usage_limits`](crate::RunContext::usage_limits)) can only tighten them
+    /// (strictest wins). See [`UsageLimits`](crate::engine::UsageLimits).
+    pub fn usage_limits(mut self, limits: crate::engine::UsageLimits) -> Self {
+        self.usage_limits = limits;
+        self
+    }
+    /// What each model's tokens cost, by model name: what a cost bound
+    /// ([`UsageLimits::cost_micros`](crate::engine::UsageLimits::cost_micros)) counts with.
+    pub fn prices(mut self, prices: crate::engine::PriceTable) -> Self {
+        self.prices = prices;
+        self
+    }
     /// Adds a listener of every tool call the app's agents make through
     /// [`App::agent_callbacks`] / [`App::callbacks`] (and every workflow tool step).
     pub fn tool_call_listener<L: ToolCallListener>(mut self, listener: L) -> Self {
@@ -340,6 +358,8 @@ impl AppBuilder {
                 listeners: self.listeners,
                 channels,
                 output_streaming: self.output_streaming,
+                usage_limits: self.usage_limits,
+                prices: Arc::new(self.prices),
                 agent_callbacks,
                 store: self.store.map(|store| Durability {
                     store,

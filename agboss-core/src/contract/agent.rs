@@ -3,10 +3,13 @@
 use std::any::TypeId;
 use std::fmt;
 
+use serde_json::Value;
+
 use super::guardrail::ScopeGuardrails;
 use super::interceptor::InterceptorMeta;
 use super::pii_policy::PiiPolicyMeta;
 use super::tool::ToolMeta;
+use crate::dto::{Dto, ValidationError, code};
 
 /// What an agent does when one of its tools returns an error (not a block: a block always fails
 /// the step).
@@ -17,6 +20,63 @@ pub enum ToolErrorPolicy {
     Report,
     /// Fail the step with the tool's error.
     FailStep,
+}
+
+/// The typed answer of an agent (`#[agent(output = SomeDto)]`): the DTO its final answer must
+/// decode to, by its schema and its decoder. What the agent loop asks the model for and how it
+/// reads the answer are in [`crate::engine`]; [`RunOutput::value`](crate::engine::RunOutput::value)
+/// gives the typed value back.
+///
+/// ```
+/// use agboss_core::contract::agent::AgentOutput;
+/// use agboss_core::dto::Dto;
+///
+/// #[derive(Dto, Debug)]
+/// pub struct VerdictDto {
+///     #[boolean(prompt = "Whether the refund is granted")]
+///     pub granted: bool,
+/// }
+///
+/// const OUTPUT: AgentOutput = AgentOutput::of::<VerdictDto>();
+/// assert_eq!(OUTPUT.dto, "VerdictDto");
+/// assert_eq!((OUTPUT.decode)(r#"{"granted": true}"#).unwrap()["granted"], true);
+/// let err = (OUTPUT.decode)(r#"{"granted": "yes"}"#).unwrap_err();
+/// assert_eq!(err.errors[0].path, "$.granted");
+/// ```
+#[derive(Clone, Copy)]
+pub struct AgentOutput {
+    /// The DTO's type name ([`Dto::DTO_NAME`]).
+    pub dto: &'static str,
+    /// The DTO's JSON Schema ([`Dto::json_schema`]).
+    pub schema: fn() -> Value,
+    /// Decodes and validates an answer like a tool input ([`Dto::from_json_str`]: every
+    /// failing path), and gives it back as the JSON of the typed value (its canonical form).
+    pub decode: fn(&str) -> Result<Value, ValidationError>,
+}
+
+impl AgentOutput {
+    /// The output of DTO `T`.
+    pub const fn of<T: Dto>() -> Self {
+        Self {
+            dto: T::DTO_NAME,
+            schema: T::json_schema,
+            decode: decode::<T>,
+        }
+    }
+}
+
+impl fmt::Debug for AgentOutput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.dto)
+    }
+}
+
+/// [`AgentOutput::decode`] of `T`.
+fn decode<T: Dto>(text: &str) -> Result<Value, ValidationError> {
+    let value = T::from_json_str(text)?;
+    serde_json::to_value(&value).map_err(|e| {
+        ValidationError::single(T::DTO_NAME, "$", code::JSON, &format!("cannot encode: {e}"))
+    })
 }
 
 /// Registration data of an `#[agent]`.
@@ -51,7 +111,15 @@ pub struct AgentMeta {
     pub max_result_size: Option<usize>,
     /// Guardrails attached and excluded here.
     pub guardrails: ScopeGuardrails,
+    /// The typed answer (`output = SomeDto`); `None`: free text.
+    pub output: Option<AgentOutput>,
+    /// Answers that fail the output's validation sent back to the model as a correction
+    /// before the step fails (`output_retries`; `None`: [`DEFAULT_OUTPUT_RETRIES`]).
+    pub output_retries: Option<u32>,
 }
+
+/// Corrections an agent with a typed output gets when it sets no `output_retries`.
+pub const DEFAULT_OUTPUT_RETRIES: u32 = 2;
 
 impl fmt::Debug for AgentMeta {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

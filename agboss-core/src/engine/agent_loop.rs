@@ -13,6 +13,7 @@ use super::run_error::RunError;
 use super::state::RunState;
 use super::telemetry;
 use super::tool_calls::run_calls;
+use super::typed_output::TypedOutput;
 use crate::callback::stack::agent_stack;
 use crate::cascade::{GuardrailChain, GuardrailEntry, ResolvedAgent};
 use crate::contract::guardrail::{Boundary, TextScope};
@@ -38,6 +39,8 @@ pub(crate) async fn run_route(
     stats: &mut Stats,
 ) -> Result<String, RunError> {
     let name = agent.meta.name;
+    // The run's typed answer is the last answering step's: none until this one answers.
+    stats.output = None;
     run.emit(|| RunEvent::StepStarted {
         step: name.to_string(),
         kind: StepKind::Agent,
@@ -128,6 +131,10 @@ async fn agent_loop(
     if !meta.instructions.is_empty() {
         req.messages.push(Message::system(meta.instructions));
     }
+    // A typed answer: the request asks for its schema (a system message next to the
+    // instructions for a model without a structured mode), and the gate holds every answer
+    // until it is valid.
+    let mut typed = TypedOutput::prepare(meta, &model, &mut req);
     if let Some(journal) = run.journal() {
         // The thread's history, as it was when the run started.
         req.messages.extend(journal.history.iter().cloned());
@@ -154,7 +161,10 @@ async fn agent_loop(
         .ctx()
         .output_streaming
         .unwrap_or(run.rt().output_streaming);
-    let mut gate = OutputGate::for_path(&agent.guardrails, mode);
+    let mut gate = match typed {
+        Some(_) => OutputGate::for_typed_path(&agent.guardrails),
+        None => OutputGate::for_path(&agent.guardrails, mode),
+    };
     for turn_index in 0..max_turns {
         let (turn, response) = if turn_index == 0 && !parallel_guards.is_empty() {
             // Boxed: a model turn raced with guardrails is a large future, and only agents
@@ -189,8 +199,21 @@ async fn agent_loop(
         };
         let message = response.message;
         if message.tool_calls.is_empty() {
-            let text = message.content.unwrap_or_default();
+            let text = match typed.as_mut() {
+                None => message.content.unwrap_or_default(),
+                Some(typed) => match typed.read(run, meta.name, &mut req, message)? {
+                    Some(json) => json,
+                    None => {
+                        gate.discard();
+                        continue;
+                    }
+                },
+            };
             let text = gate_final(run, meta.name, &agent.guardrails, &mut gate, text).await?;
+            // What the caller gets typed: the answer as the output boundary let it through.
+            stats.output = typed
+                .as_ref()
+                .and_then(|_| serde_json::from_str(&text).ok());
             return final_answer(run, meta.name, text);
         }
         if let Some(answer) = gate_interim(run, meta.name, &mut gate).await? {

@@ -149,6 +149,7 @@ pub struct RunContext {
     pub(crate) tool_errors: HashMap<String, ToolErrorPolicy>,
     pub(crate) thread: Option<String>,
     pub(crate) output_streaming: Option<crate::contract::guardrail::OutputStreaming>,
+    pub(crate) usage_limits: Option<super::limits::UsageLimits>,
 }
 
 impl fmt::Debug for RunContext {
@@ -163,6 +164,7 @@ impl fmt::Debug for RunContext {
             .field("tool_errors", &self.tool_errors)
             .field("thread", &self.thread)
             .field("output_streaming", &self.output_streaming)
+            .field("usage_limits", &self.usage_limits)
             .finish()
     }
 }
@@ -226,6 +228,19 @@ impl RunContext {
     /// ```
     pub fn output_streaming(mut self, mode: crate::contract::guardrail::OutputStreaming) -> Self {
         self.output_streaming = Some(mode);
+        self
+    }
+    /// Usage limits of this run: the strictest of these and the application's
+    /// ([`AppBuilder::usage_limits`](crate::AppBuilder::usage_limits)) apply, each bound
+    /// reserved before a call starts (see [`UsageLimits`](super::UsageLimits)).
+    ///
+    /// ```
+    /// use agboss_core::engine::{RunContext, UsageLimits};
+    /// let ctx = RunContext::new().usage_limits(UsageLimits::new().tool_calls(10));
+    /// # let _ = ctx;
+    /// ```
+    pub fn usage_limits(mut self, limits: super::limits::UsageLimits) -> Self {
+        self.usage_limits = Some(limits);
         self
     }
     /// Overrides every agent's `max_turns` for this run.

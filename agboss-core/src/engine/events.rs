@@ -3,7 +3,8 @@
 //! Events of one run come in this order for an agent step:
 //! `StepStarted` → per model turn: `TextDelta`* → `Usage`? → `ToolCallRequested`* (model order)
 //! → per call `ToolCallDecision` → (`ToolResult` | `ToolError` | `ToolCallCancelled`) → … →
-//! `FinalAnswer` → `StepFinished`. A stream then ends with `Completed` (or the run's error).
+//! `FinalAnswer` → `StepFinished` (an agent with a typed output: `OutputRejected` for each
+//! invalid answer, and the answer's one `TextDelta` only once it is valid). A stream then ends with `Completed` (or the run's error).
 //! Guardrails add a `GuardrailVerdict` per check: the input ones right after `StepStarted` (for
 //! the target of a run with a store, right after `RunStarted`: they run before the run is
 //! stored), the output ones before the text they release (`TextDelta`) and before
@@ -239,6 +240,27 @@ pub enum RunEvent {
         scope: crate::contract::guardrail::TextScope,
         /// `pass`, `rewrite`, `block`, `respond` or `failed`.
         verdict: &'static str,
+    },
+    /// The answer of an agent with a typed output (`#[agent(output = ..)]`) failed its
+    /// validation; it goes back to the model as a correction, or, past the agent's
+    /// `output_retries`, the step fails with
+    /// [`RunError::InvalidOutput`](super::RunError::InvalidOutput). The answer itself never
+    /// reaches the caller.
+    OutputRejected {
+        /// The agent.
+        step: String,
+        /// Which invalid answer this is (1 for the first).
+        attempt: u32,
+        /// Every failing path.
+        error: crate::dto::ValidationError,
+    },
+    /// A usage limit refused a model or tool call before it started (or a model call passed
+    /// a token bound): the run stops with [`RunError::UsageLimit`](super::RunError::UsageLimit).
+    UsageLimitExceeded {
+        /// The agent, router or tool step.
+        step: String,
+        /// Which bound, and by how much.
+        error: super::limits::UsageLimitExceeded,
     },
     /// An agent produced its final answer (a turn without tool calls).
     FinalAnswer {

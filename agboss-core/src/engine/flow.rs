@@ -16,7 +16,8 @@ use crate::engine::run_error::StepFailedError;
 fn catchable(step: &str, err: RunError) -> Result<StepFailedError, RunError> {
     match err {
         RunError::Step(e) => Ok(e),
-        RunError::Cancelled | RunError::UnknownTarget { .. } => Err(err),
+        // A usage limit ends the run: no handler can spend past it (fail closed).
+        RunError::Cancelled | RunError::UnknownTarget { .. } | RunError::UsageLimit(_) => Err(err),
         // A pause for approval, a call in doubt, a store failure: the run stops resumable,
         // never as a step failure an `on_error` could recover from (and so finish).
         other if other.leaves_run_resumable() => Err(other),
@@ -59,6 +60,8 @@ async fn flow_steps(
 ) -> Result<String, RunError> {
     for (index, step) in flow.steps.iter().enumerate() {
         let step_name = step.spec.name();
+        // The run's typed answer is its last step's (a tool step or a recovery has none).
+        stats.output = None;
         let result = run_step(run, workflow, &step.spec, current.clone(), stats).await;
         let err = match result {
             Ok(out) => {

@@ -130,7 +130,16 @@ pub(crate) async fn gate_final(
             .into_owned(),
         None => checked,
     };
-    if run.listening() && !gate.stopped {
+    if gate.typed {
+        // A typed answer streams once, whole and valid: never the model's raw deltas.
+        gate.held.clear();
+        if run.listening() {
+            run.emit(|| RunEvent::TextDelta {
+                step: step.to_string(),
+                delta: masked.clone(),
+            });
+        }
+    } else if run.listening() && !gate.stopped {
         if masked == answer {
             gate.release_all(run, step);
         } else if gate.released_nothing() {
@@ -160,6 +169,8 @@ pub(crate) struct OutputGate {
     released: bool,
     /// A window was not passed as written: nothing more is released this turn.
     stopped: bool,
+    /// The path's answer is typed: its final text is released once, validated, whole.
+    typed: bool,
 }
 
 impl OutputGate {
@@ -190,6 +201,16 @@ impl OutputGate {
         Self {
             active: Some(guardrails.output.clone()),
             mode,
+            ..Self::default()
+        }
+    }
+    /// The gate of a path with a typed answer: closed whatever guards it (an answer is
+    /// validated before any of it is released, an invalid one never is), holding every delta.
+    pub(crate) fn for_typed_path(guardrails: &Guardrails) -> Self {
+        Self {
+            active: Some(guardrails.output.clone()),
+            mode: OutputStreaming::Hold,
+            typed: true,
             ..Self::default()
         }
     }
@@ -247,6 +268,10 @@ impl OutputGate {
                 self.release(run, step, rest, overlap);
             }
         }
+    }
+    /// Drops what this turn holds (an answer that was not valid): nothing of it is released.
+    pub(crate) fn discard(&mut self) {
+        self.reset();
     }
     /// Ready for the next turn.
     fn reset(&mut self) {

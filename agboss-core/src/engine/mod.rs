@@ -50,6 +50,7 @@
 //! | `tool_calls.rs` | a turn's calls | concurrency, in-doubt checks, journaling and observation of each call |
 //! | `first_turn.rs` | parallel input guardrails | the first turn raced with them, held until they pass |
 //! | `guardrails.rs` | the guardrail boundary | `check_text` on input/output, the precheck before a run is stored |
+//! | `typed_output.rs` | a typed answer | asking for the schema, decoding, corrections, `InvalidOutput` |
 //! | `gate.rs` | the output gate | `OutputGate`: holding, windowing and releasing streamed text |
 //! | `model_turn.rs` | journaled replay of model turns | one model call: read back, or streamed and recorded |
 //! | `router.rs` | the router | choosing a route, running it |
@@ -59,6 +60,7 @@
 //! | `ticket/` | the ticket lifecycle | the one state machine of a ticket, `Decision`, `OnRejection` |
 //! | `direct.rs` | gated direct calls | a direct call's one-call run and its ticket |
 //! | `journal.rs`, `replay.rs`, `in_doubt.rs` | the journal | the run's lease and writes; what it read back; calls in doubt |
+//! | `limits.rs`, `prices.rs` | usage limits | `UsageLimits`, the run's budget: reserve before a call, settle after, nested runs; `PriceTable` |
 //! | `context.rs`, `workflow.rs`, `output.rs`, `run_error.rs`, `events.rs` | data | `RunContext`/`Target`, `Flow`, `RunOutput`/`Stats`, `RunError`, `RunEvent` |
 //! | `telemetry.rs`, `pretty.rs` | reporting | spans; events for people |
 //!
@@ -90,9 +92,11 @@ mod gate;
 mod guardrails;
 pub(crate) mod in_doubt;
 pub(crate) mod journal;
+mod limits;
 mod model_turn;
 mod output;
 mod pretty;
+mod prices;
 mod replay;
 mod router;
 pub mod run;
@@ -102,12 +106,15 @@ mod telemetry;
 pub(crate) mod ticket;
 mod tool_calls;
 mod tool_step;
+mod typed_output;
 pub mod workflow;
 
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use in_doubt::InDoubtResolution;
-pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, RunOutput};
+pub use limits::{LimitKind, UsageCount, UsageLimitExceeded, UsageLimits};
+pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, OutputError, RunOutput};
+pub use prices::{Price, PriceTable};
 pub use router::parse_route;
 pub use run::RunStream;
 pub use run_error::StepFailedError;
@@ -125,6 +132,10 @@ pub(crate) struct Runtime {
     pub(crate) store: Option<Durability>,
     /// The approval channels of the app's gated tools, by name.
     pub(crate) channels: HashMap<&'static str, Arc<dyn ErasedChannel>>,
+    /// The application's usage limits (a run's own ones tighten them).
+    pub(crate) usage_limits: UsageLimits,
+    /// What each model's tokens cost (for cost bounds).
+    pub(crate) prices: Arc<PriceTable>,
     /// How streamed answers of guarded paths are released (a run may override it).
     pub(crate) output_streaming: crate::contract::guardrail::OutputStreaming,
     /// The undecorated tool callbacks of each agent path (by `ResolvedAgent::index`), made on

@@ -10,6 +10,7 @@ use super::output::Stats;
 use super::replay::request_digest;
 use super::run_error::RunError;
 use super::state::RunState;
+use super::state::limit_exceeded;
 use super::telemetry::{self, ContentMask};
 use crate::model::{
     FinishReason, ModelError, ModelRequest, ModelResponse, ModelStreamEvent, SharedChatModel, Usage,
@@ -45,6 +46,9 @@ pub(crate) async fn call_model(
             let hide_final = gate.is_closed();
             // A hidden final answer is not the thread's last visible text either.
             if let Some(replayed) = journal.replayed_model(turn, &digest, visible && !hide_final)? {
+                // It ran before: counted, never refused.
+                run.budget()
+                    .record_model(replayed.usage, model.dyn_model_name());
                 stats.model_turns += 1;
                 stats.usage += replayed.usage;
                 let finish_reason = if replayed.message.tool_calls.is_empty() {
@@ -113,6 +117,10 @@ pub(crate) async fn call_model_live(
     mask: Option<ContentMask<'_>>,
     gate: &mut OutputGate,
 ) -> Result<ModelResponse, RunError> {
+    // Reserved before the call: a refused call is never made.
+    run.budget()
+        .reserve_model(model.dyn_model_name())
+        .map_err(|refused| limit_exceeded(run, step, refused))?;
     let span = telemetry::chat_span(step, model, req, mask);
     let model_err = |source: ModelError| RunError::Model {
         step: step.to_string(),
@@ -137,6 +145,10 @@ pub(crate) async fn call_model_live(
             usage: response.usage,
         });
     }
+    // Settled with what it used: a call that passed a token bound stops the run here.
+    run.budget()
+        .settle_model(response.usage, model.dyn_model_name())
+        .map_err(|over| limit_exceeded(run, step, over))?;
     Ok(response)
 }
 

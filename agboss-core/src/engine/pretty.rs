@@ -88,6 +88,8 @@ impl RunEvent {
             | Self::RouteChosen { .. }
             | Self::ToolCallRequested { .. }
             | Self::FinalAnswer { .. }
+            | Self::OutputRejected { .. }
+            | Self::UsageLimitExceeded { .. }
             | Self::GuardrailVerdict { .. }
             | Self::ToolCallInDoubt { .. } => 2,
             Self::ToolCallDecision { .. }
@@ -196,6 +198,17 @@ impl fmt::Display for RunEvent {
                 }
             }
             Self::FinalAnswer { step, text } => write!(f, "✎ {step}: {text}"),
+            Self::UsageLimitExceeded { step, error } => write!(f, "⛔ {step}: {error}"),
+            Self::OutputRejected {
+                step,
+                attempt,
+                error,
+            } => write!(
+                f,
+                "✗ {step}: answer {attempt} is not a valid {} ({} errors), sent back",
+                error.dto,
+                error.errors.len()
+            ),
             Self::StepFinished {
                 step,
                 kind,

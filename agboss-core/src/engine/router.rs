@@ -216,7 +216,10 @@ async fn choose_route(
             }
         }
         Err(
-            err @ (RunError::Cancelled | RunError::Store(_) | RunError::JournalMismatch { .. }),
+            err @ (RunError::Cancelled
+            | RunError::Store(_)
+            | RunError::JournalMismatch { .. }
+            | RunError::UsageLimit(_)),
         ) => Err(err),
         Err(err) => {
             tracing::warn!(router = meta.name, error = %err, "router model failed; using the fallback route");

@@ -255,6 +255,8 @@ fn output(run: &RunState, text: String, stats: Stats) -> RunOutput {
         routes: stats.routes,
         thread_id: run.ctx().thread.clone(),
         replayed_steps: run.journal().map_or(0, |j| j.replayed_steps),
+        output: stats.output,
+        reserved: run.budget().count(),
     }
 }
 

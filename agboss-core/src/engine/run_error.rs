@@ -44,6 +44,23 @@ pub enum RunError {
         /// The limit.
         max_turns: u32,
     },
+    /// An agent with a typed output (`#[agent(output = ..)]`) gave no valid answer: its last
+    /// one failed the DTO's validation after every correction (`output_retries`) was used.
+    /// The source names every failing path.
+    #[error("agent `{agent}` gave no valid {} after {attempts} answers: {source}", source.dto)]
+    InvalidOutput {
+        /// The agent.
+        agent: String,
+        /// Invalid answers it gave.
+        attempts: u32,
+        /// The last answer's failures.
+        #[source]
+        source: crate::dto::ValidationError,
+    },
+    /// A usage limit refused a model or tool call before it started, or a model call passed a
+    /// token bound (see [`UsageLimits`](super::UsageLimits)): the run stops, never silently.
+    #[error(transparent)]
+    UsageLimit(#[from] super::limits::UsageLimitExceeded),
     /// A step failed: a blocked tool (`as_blocked()`), a failing guard, a tool error under
     /// `FailStep`, or an error an `on_error` handler re-raised.
     #[error(transparent)]

@@ -1,6 +1,7 @@
 //! [`RunState`]: the one owner of a run's state (its runtime, context, event sink, id, journal,
 //! and what the driver settled before the target runs). The units of the engine get it as
-//! `&RunState`: they read it and emit events through it, and none of them changes it. A run's
+//! `&RunState`: they read it and emit events through it, and none of them changes it (but for
+//! the budget's counters, which every call reserves in atomically: `limits.rs`). A run's
 //! caller makes it ([`RunState::new`]: `App::execute`, `RunStream::start`); only the driver
 //! ([`super::run`]) sets it up (input precheck, journal), before the target runs.
 use std::future::Future;
@@ -12,6 +13,8 @@ use super::Runtime;
 use super::context::{OrCancel, RunContext};
 use super::events::RunEvent;
 use super::journal::RunJournal;
+use super::limits::{RunBudget, UsageLimitExceeded};
+use super::run_error::RunError;
 use crate::callback::SharedToolCallback;
 use crate::callback::stack::stack;
 use crate::contract::scope::ScopeRef;
@@ -31,6 +34,8 @@ pub(crate) struct RunState {
     input_checked: bool,
     /// The run's target (its agent has no step span of its own: the run's span is its).
     target_name: String,
+    /// What the run may still spend (nested in the run whose tool call started it, if any).
+    budget: Arc<RunBudget>,
 }
 
 impl RunState {
@@ -49,7 +54,13 @@ impl RunState {
                 format!("run_{}", CallId::generate().as_str())
             }
         });
+        // Strictest wins: the run's limits tighten the application's, never loosen them.
+        let limits = match &ctx.usage_limits {
+            Some(run_limits) => rt.usage_limits.strictest(run_limits),
+            None => rt.usage_limits.clone(),
+        };
         Self {
+            budget: RunBudget::new(limits, Arc::clone(&rt.prices)),
             rt,
             ctx,
             sink,
@@ -95,6 +106,11 @@ impl RunState {
         self.input_checked
     }
 
+    /// The run's budget: every model and tool call is reserved in it before it starts.
+    pub(crate) fn budget(&self) -> &Arc<RunBudget> {
+        &self.budget
+    }
+
     /// The run's target name.
     pub(crate) fn target_name(&self) -> &str {
         &self.target_name
@@ -127,4 +143,15 @@ impl RunState {
     ) -> Vec<SharedToolCallback> {
         stack(&self.rt.listeners, agent, scopes, base, &self.ctx.layers)
     }
+}
+
+/// The error of a call a usage limit refused (or of a model call that passed a token bound),
+/// announced as an event first.
+pub(crate) fn limit_exceeded(run: &RunState, step: &str, refused: UsageLimitExceeded) -> RunError {
+    tracing::warn!(step, error = %refused, "usage limit exceeded");
+    run.emit(|| super::events::RunEvent::UsageLimitExceeded {
+        step: step.to_string(),
+        error: refused.clone(),
+    });
+    RunError::UsageLimit(refused)
 }

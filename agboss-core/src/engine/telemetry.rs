@@ -26,6 +26,8 @@ pub(crate) fn run_span(workflow: bool, target: &str, run_id: &str, thread: Optio
             agboss.run_id = run_id,
             gen_ai.usage.input_tokens = Empty,
             gen_ai.usage.output_tokens = Empty,
+            agboss.usage.model_requests = Empty,
+            agboss.usage.tool_calls = Empty,
             agboss.outcome = Empty,
             error.type = Empty,
         )
@@ -39,6 +41,8 @@ pub(crate) fn run_span(workflow: bool, target: &str, run_id: &str, thread: Optio
             agboss.run_id = run_id,
             gen_ai.usage.input_tokens = Empty,
             gen_ai.usage.output_tokens = Empty,
+            agboss.usage.model_requests = Empty,
+            agboss.usage.tool_calls = Empty,
             agboss.outcome = Empty,
             error.type = Empty,
         )
@@ -53,6 +57,8 @@ pub(crate) fn finish_run(span: &Span, result: &Result<RunOutput, RunError>) {
     if let Ok(out) = result {
         span.record("gen_ai.usage.input_tokens", out.usage.prompt_tokens);
         span.record("gen_ai.usage.output_tokens", out.usage.completion_tokens);
+        span.record("agboss.usage.model_requests", out.reserved.model_requests);
+        span.record("agboss.usage.tool_calls", out.reserved.tool_calls);
     }
     finish_step(span, result);
 }
@@ -194,6 +200,8 @@ fn run_error_type(err: &RunError) -> &'static str {
         RunError::NoModel { .. } => "no_model",
         RunError::Model { .. } => "model",
         RunError::MaxTurnsExceeded { .. } => "max_turns_exceeded",
+        RunError::InvalidOutput { .. } => "invalid_output",
+        RunError::UsageLimit(_) => "usage_limit",
         RunError::Step(s) if s.as_blocked().is_some() => "blocked",
         RunError::Step(_) => "step_failed",
         RunError::Cancelled => "cancelled",

@@ -10,6 +10,7 @@ use super::events::RunEvent;
 use super::replay::{ToolReplay, tool_key};
 use super::run_error::RunError;
 use super::state::RunState;
+use super::state::limit_exceeded;
 use super::ticket::OnRejection;
 use crate::callback::{SharedToolCallback, ToolInvocation};
 use crate::contract::agent::ToolErrorPolicy;
@@ -39,10 +40,18 @@ pub(super) async fn run_calls(
     // boxed stream future (higher-ranked lifetime inference).
     let mut calls_futures = Vec::with_capacity(calls.len());
     for (i, call) in calls.iter().enumerate() {
-        calls_futures
-            .push(async move { (i, run_one(run, step, policy, callbacks, call, turn).await) });
+        calls_futures.push(async move {
+            // Reserved before anything of the call runs: a refused call never starts.
+            if let Err(refused) = run.budget().reserve_tool(&call.name) {
+                return (i, Err(limit_exceeded(run, step, refused)));
+            }
+            (i, run_one(run, step, policy, callbacks, call, turn).await)
+        });
     }
     let mut pending = futures::stream::iter(calls_futures).buffer_unordered(parallel);
+    // A call refused by a usage limit: the calls reserved before it finish (they were
+    // admitted), then the step fails with it.
+    let mut refused: Option<(usize, RunError)> = None;
     loop {
         let next = match run.or_cancel(pending.next()).await {
             Ok(next) => next,
@@ -56,6 +65,9 @@ pub(super) async fn run_calls(
             None => break,
             Some((i, Ok(Slot::Done(obs)))) => slots[i] = Some(obs),
             Some((_, Ok(Slot::Pending(ticket)))) => tickets.push(*ticket),
+            Some((i, Err(err @ RunError::UsageLimit(_)))) => {
+                refused.get_or_insert((i, err));
+            }
             Some((i, Err(err))) => {
                 // Dropping the stream drops (cancels) every sibling still running or queued.
                 drop(pending);
@@ -63,6 +75,10 @@ pub(super) async fn run_calls(
                 return Err(err);
             }
         }
+    }
+    if let Some((i, err)) = refused {
+        emit_cancelled(run, step, calls, &slots, Some(i));
+        return Err(err);
     }
     if !tickets.is_empty() {
         // Every call that needed no approval ran and is journaled: a resume reads it back.
@@ -251,7 +267,8 @@ pub(super) async fn call_tool(
         .with_tenant(run.ctx().tenant.as_ref())
         .with_idempotency_key(attempt.idempotency_key)
         .with_approval(attempt.grant);
-    let outcome = match callback.call(invocation).await {
+    // Runs started inside the call (a tool that runs an agent) nest in this run's budget.
+    let outcome = match run.budget().calling(callback.call(invocation)).await {
         // A journaled run makes a ticket of it; any other run fails the step (below).
         CallOutcome::Failed(failure)
             if failure.kind() == FailureKind::Approval && run.journal().is_some() =>

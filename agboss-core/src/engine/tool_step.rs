@@ -7,6 +7,7 @@ use super::events::{RunEvent, StepKind, StepOutcome};
 use super::replay::{ToolReplay, step_key};
 use super::run_error::RunError;
 use super::state::RunState;
+use super::state::limit_exceeded;
 use super::ticket::OnRejection;
 use crate::callback::{BoundToolCallback, SharedToolCallback, ToolInvocation};
 use crate::cascade::ResolvedWorkflow;
@@ -226,7 +227,12 @@ async fn step_call(
         .with_tenant(run.ctx().tenant.as_ref())
         .with_idempotency_key(idempotency_key)
         .with_approval(grant);
-    let outcome = run.or_cancel(callback.call(invocation)).await?;
+    if let Err(refused) = run.budget().reserve_tool(name) {
+        return Err(limit_exceeded(run, name, refused));
+    }
+    let outcome = run
+        .or_cancel(run.budget().calling(callback.call(invocation)))
+        .await?;
     let observed = observe(name, call_id, outcome, Reader::Step, &|t| {
         callback.mask_for_model(t)
     });

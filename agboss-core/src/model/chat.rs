@@ -83,6 +83,26 @@ pub trait ChatModel: Send + Sync {
     fn provider_name(&self) -> &'static str {
         ""
     }
+
+    /// True when the model honours a request's [`output`](ModelRequest::output) itself (a
+    /// structured-output mode: OpenAI's `response_format`, Anthropic's forced tool); false (the
+    /// default) when it ignores it: the agent loop then tells the model the schema in a system
+    /// message ([`OutputFormat::prompt`](super::OutputFormat::prompt)). Either way the answer
+    /// is decoded and validated before anyone sees it.
+    ///
+    /// ```
+    /// use agboss_core::model::{ChatModel, ModelError, ModelRequest, ModelResponse};
+    /// struct Plain;
+    /// impl ChatModel for Plain {
+    ///     async fn complete(&self, _req: &ModelRequest) -> Result<ModelResponse, ModelError> {
+    ///         Ok(ModelResponse::text(r#"{"ok":true}"#))
+    ///     }
+    /// }
+    /// assert!(!Plain.structured_output());
+    /// ```
+    fn structured_output(&self) -> bool {
+        false
+    }
 }
 
 /// The dyn-compatible twin of [`ChatModel`], with boxed futures.
@@ -109,6 +129,9 @@ pub trait DynChatModel: Send + Sync {
 
     /// [`ChatModel::provider_name`].
     fn dyn_provider_name(&self) -> &'static str;
+
+    /// [`ChatModel::structured_output`].
+    fn dyn_structured_output(&self) -> bool;
 }
 
 impl<M: ChatModel> DynChatModel for M {
@@ -137,6 +160,10 @@ impl<M: ChatModel> DynChatModel for M {
     fn dyn_provider_name(&self) -> &'static str {
         self.provider_name()
     }
+
+    fn dyn_structured_output(&self) -> bool {
+        self.structured_output()
+    }
 }
 
 /// A model behind dynamic dispatch is a model again (and so `Arc<dyn DynChatModel>`,
@@ -160,6 +187,10 @@ impl ChatModel for dyn DynChatModel {
 
     fn provider_name(&self) -> &'static str {
         self.dyn_provider_name()
+    }
+
+    fn structured_output(&self) -> bool {
+        self.dyn_structured_output()
     }
 }
 
@@ -200,5 +231,9 @@ where
 
     fn provider_name(&self) -> &'static str {
         (**self).provider_name()
+    }
+
+    fn structured_output(&self) -> bool {
+        (**self).structured_output()
     }
 }

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use futures::StreamExt as _;
+
 use super::chat::ChatModel;
 use super::error::ModelError;
 use super::events::event_stream;
@@ -10,7 +12,7 @@ use super::http::HttpCore;
 use super::settings::{EnvConfig, HttpSettings, check_base_url};
 use super::sse::StreamLimits;
 use super::stream::{ModelStream, stream_from_response};
-use super::types::{ModelRequest, ModelResponse};
+use super::types::{ModelRequest, ModelResponse, ModelStreamEvent};
 use super::wire::Wire;
 
 /// A [`ChatModel`] over HTTP speaking the wire format `W`, with bounded retries and timeouts.
@@ -281,7 +283,10 @@ impl<W: Wire> ChatModel for HttpChatModel<W> {
         let body = self.wire.request_body(&self.model, req, false);
         let response = self.core.send_with_retries(&body, false).await?;
         let bytes = self.core.read_body(response).await?;
-        let parsed = W::parse_response(bytes.as_ref());
+        let parsed = W::parse_response(bytes.as_ref()).map(|r| match req.output {
+            Some(_) => W::read_output(r),
+            None => r,
+        });
         if let Ok(r) = &parsed {
             tracing::debug!(
                 finish_reason = r.finish_reason.as_str(),
@@ -300,17 +305,29 @@ impl<W: Wire> ChatModel for HttpChatModel<W> {
         self.core.settings.streaming
     }
 
+    /// True: both wires ask for a typed answer in the provider's own mode.
+    fn structured_output(&self) -> bool {
+        true
+    }
+
     async fn stream(&self, req: &ModelRequest) -> Result<ModelStream, ModelError> {
         if !self.core.settings.streaming {
             return Ok(stream_from_response(self.complete(req).await?, 0));
         }
         let body = self.wire.request_body(&self.model, req, true);
         let response = self.core.send_with_retries(&body, true).await?;
-        Ok(event_stream(
+        let events = event_stream(
             response,
             W::Decoder::default(),
             &self.core.settings,
             W::WHAT,
-        ))
+        );
+        if req.output.is_none() {
+            return Ok(events);
+        }
+        Ok(Box::pin(events.map(|event| match event {
+            Ok(ModelStreamEvent::Finished(r)) => Ok(ModelStreamEvent::Finished(W::read_output(r))),
+            other => other,
+        })))
     }
 }

@@ -38,7 +38,7 @@
 //! ```
 
 // The files, each using only those above it in this list:
-// error, types → stream → chat (the contract); sse → settings → http → events (the HTTP core)
+// error, output → types → stream → chat (the contract); sse → settings → http → events (the HTTP core)
 // → wire (what a provider adds) → client (the one HTTP client) → openai, anthropic.
 // The HTTP clients are behind the features `openai` and `anthropic` (either brings the core).
 #[cfg(feature = "anthropic")]
@@ -53,6 +53,7 @@ mod events;
 mod http;
 #[cfg(feature = "openai")]
 pub(crate) mod openai;
+mod output;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 mod settings;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
@@ -76,6 +77,7 @@ pub use openai::{
     DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAiCompatibleModel, OpenAiCompatibleModelBuilder,
     OpenAiWire,
 };
+pub use output::{OUTPUT_TOOL, OutputFormat};
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use sse::StreamLimits;
 pub use stream::{ModelStream, collect_stream, response_events, stream_from_response};

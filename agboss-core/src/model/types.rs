@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::output::OutputFormat;
+
 /// The author of a [`Message`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -267,6 +269,9 @@ pub struct ModelRequest {
     /// Tool choice; `None` uses the provider default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
+    /// The shape of the final answer (a typed output); `None` for free text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Arc<OutputFormat>>,
 }
 
 impl ModelRequest {
@@ -302,6 +307,12 @@ impl ModelRequest {
     /// Sets the tool choice.
     pub fn with_tool_choice(mut self, choice: ToolChoice) -> Self {
         self.tool_choice = Some(choice);
+        self
+    }
+
+    /// Asks for a final answer of this [`OutputFormat`].
+    pub fn with_output(mut self, output: impl Into<Arc<OutputFormat>>) -> Self {
+        self.output = Some(output.into());
         self
     }
 

@@ -62,6 +62,14 @@ pub trait Codec: Clone + Default + Send + Sync + 'static {
     /// Parses the body of a successful non-streamed answer.
     fn parse_response(body: &[u8]) -> Result<ModelResponse, ModelError>;
 
+    /// The answer to a request with an [`output`](ModelRequest::output) as the runtime reads
+    /// it: the typed answer as the message's text (a wire that asks for it through a forced
+    /// tool turns that call back into text here). Applied to whole answers and to the
+    /// `Finished` event of streams. The default leaves the answer as it is.
+    fn read_output(response: ModelResponse) -> ModelResponse {
+        response
+    }
+
     /// Adds the provider's own options to a `Debug` of the model or its builder.
     fn debug_fields(&self, f: &mut fmt::DebugStruct<'_, '_>);
 }

@@ -67,6 +67,20 @@ impl Reply {
         Reply::sse(parts, End::Terminate)
     }
 
+    /// An SSE stream of Anthropic's typed events: `event: {type}\ndata: {event}\n\n` each.
+    pub fn sse_typed_events(events: &[serde_json::Value]) -> Self {
+        let parts: Vec<String> = events
+            .iter()
+            .map(|e| {
+                format!(
+                    "event: {}\ndata: {e}\n\n",
+                    e["type"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        Reply::sse(parts, End::Terminate)
+    }
+
     /// An SSE stream of these raw text parts.
     pub fn sse<S: Into<String>>(parts: impl IntoIterator<Item = S>, end: End) -> Self {
         Reply::Sse {

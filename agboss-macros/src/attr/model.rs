@@ -134,6 +134,8 @@ pub struct AgentKeys {
     pub max_turns: Option<Int>,
     pub max_parallel_tool_calls: Option<Int>,
     pub tool_errors: Option<Str>,
+    pub output: Option<TypePath>,
+    pub output_retries: Option<Int>,
     #[darling(flatten)]
     pub scope: Guardrails<Cascade>,
 }

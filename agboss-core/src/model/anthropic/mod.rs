@@ -34,6 +34,11 @@ pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
 ///   [`ToolCallRequest`](crate::model::ToolCallRequest)s, and tool observations go back as
 ///   `tool_result` blocks (with `is_error`) of the next user turn. System messages become
 ///   the `system` field.
+/// * A request's [`output`](crate::model::ModelRequest::output) is asked for through a tool,
+///   [`OUTPUT_TOOL`](crate::model::OUTPUT_TOOL), with the answer's schema as its
+///   `input_schema`, forced (`tool_choice` `{"type":"tool"}`, or `{"type":"any"}` beside the
+///   request's own tools); its `tool_use` input comes back as the answer's text, never as a
+///   tool call.
 /// * Streams decode the typed events (`message_start`, `content_block_start`,
 ///   `content_block_delta` with `text_delta` or `input_json_delta`, `message_delta`,
 ///   `message_stop`, `error`); `ping` and unknown events are skipped.
@@ -119,6 +124,10 @@ impl Codec for AnthropicWire {
 
     fn parse_response(body: &[u8]) -> Result<ModelResponse, ModelError> {
         wire::parse_response(body)
+    }
+
+    fn read_output(response: ModelResponse) -> ModelResponse {
+        wire::read_output(response)
     }
 
     fn debug_fields(&self, f: &mut fmt::DebugStruct<'_, '_>) {

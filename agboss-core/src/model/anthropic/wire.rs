@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 use crate::model::error::ModelError;
 use crate::model::events::SseDecoder;
 use crate::model::http::{WireError, truncate};
+use crate::model::output::OUTPUT_TOOL;
 use crate::model::types::{
     AssistantMessage, FinishReason, Message, ModelRequest, ModelResponse, ModelStreamEvent,
     ToolCallRequest, ToolChoice, Usage,
@@ -66,21 +67,39 @@ pub(crate) fn request_body(
         body.insert("system".into(), json!(system.join("\n\n")));
     }
     body.insert("messages".into(), Value::Array(messages));
-    if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
+    let mut tools: Vec<Value> = req
+        .tools
+        .iter()
+        .map(
+            |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
+        )
+        .collect();
+    let mut tool_choice = req.tool_choice.as_ref().map(|choice| match choice {
+        ToolChoice::Auto => json!({"type": "auto"}),
+        ToolChoice::None => json!({"type": "none"}),
+        ToolChoice::Required => json!({"type": "any"}),
+        ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
+    });
+    if let Some(output) = &req.output {
+        // The typed answer is a forced tool call: that tool alone, or any tool beside the
+        // request's own (a tool call then, or the answer).
+        if tool_choice.is_none() {
+            tool_choice = Some(if tools.is_empty() {
+                json!({"type": "tool", "name": OUTPUT_TOOL})
+            } else {
+                json!({"type": "any"})
+            });
+        }
+        tools.push(json!({
+            "name": OUTPUT_TOOL,
+            "description": format!("Give your final answer ({}) with this tool.", output.name),
+            "input_schema": output.schema,
+        }));
+    }
+    if !tools.is_empty() {
         body.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(choice) = &req.tool_choice {
-        let choice = match choice {
-            ToolChoice::Auto => json!({"type": "auto"}),
-            ToolChoice::None => json!({"type": "none"}),
-            ToolChoice::Required => json!({"type": "any"}),
-            ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
-        };
+    if let Some(choice) = tool_choice {
         body.insert("tool_choice".into(), choice);
     }
     if let Some(t) = req.temperature {
@@ -90,6 +109,25 @@ pub(crate) fn request_body(
         body.insert("stream".into(), json!(true));
     }
     Value::Object(body)
+}
+
+/// The answer to a request with an output: a call of [`OUTPUT_TOOL`] is the answer's text
+/// (its input), no tool call; the other calls stay (the loop runs them, and asks again).
+pub(crate) fn read_output(mut response: ModelResponse) -> ModelResponse {
+    let Some(pos) = response
+        .message
+        .tool_calls
+        .iter()
+        .position(|c| c.name == OUTPUT_TOOL)
+    else {
+        return response;
+    };
+    let call = response.message.tool_calls.remove(pos);
+    response.message.content = Some(call.arguments);
+    if response.message.tool_calls.is_empty() {
+        response.finish_reason = FinishReason::Stop;
+    }
+    response
 }
 
 /// A call's argument text as the object `tool_use.input` must be: `{}` for an empty text,

@@ -29,6 +29,9 @@ pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 /// * The key goes as `Authorization: Bearer …`; with none (a local server), none is sent.
 /// * Tools are sent as `function` tools, in strict mode with
 ///   [`strict_tools`](HttpChatModelBuilder::strict_tools); a refusal is the answer's text.
+/// * A request's [`output`](crate::model::ModelRequest::output) is sent as `response_format`
+///   `{"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}`, the schema
+///   in its [strict variant](crate::dto::strict_schema).
 /// * Streams ask for the usage (`stream_options.include_usage`) and end at `data: [DONE]`;
 ///   tool-call fragments are assembled by index.
 ///

@@ -49,6 +49,17 @@ pub(crate) fn request_body(model: &str, req: &ModelRequest, stream: bool, strict
         };
         obj.insert("tool_choice".into(), v);
     }
+    if let Some(output) = &req.output {
+        // Structured outputs: the answer is one object of the strict schema.
+        obj.insert(
+            "response_format".into(),
+            json!({"type": "json_schema", "json_schema": {
+                "name": output.name,
+                "schema": crate::dto::strict_schema(output.schema.clone()),
+                "strict": true,
+            }}),
+        );
+    }
     if let Some(t) = req.temperature {
         obj.insert("temperature".into(), json!(t));
     }
