@@ -15,6 +15,7 @@ pub mod guardrail;
 pub mod handler_error;
 pub mod interceptor;
 mod interceptor_meta;
+mod meta_ref;
 pub mod outcome;
 pub mod pii_policy;
 pub mod registry;
@@ -25,3 +26,4 @@ pub mod workflow;
 
 #[doc(hidden)]
 pub use built::Built;
+pub use meta_ref::MetaRef;
