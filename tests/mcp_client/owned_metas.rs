@@ -7,9 +7,11 @@ use super::*;
 use agboss_core::contract::MetaRef;
 use agboss_core::contract::tool::{RemoteMeta, ToolMeta};
 
-/// Weak handles on the data of every tool the app made at run time (its own tools and its
-/// agents'), and on their remote ends.
-fn owned_metas(app: &App) -> (Vec<Weak<ToolMeta>>, Vec<Weak<dyn RemoteMeta>>) {
+/// Weak handles on the data of tools made at run time, and on their remote ends.
+type Owned = (Vec<Weak<ToolMeta>>, Vec<Weak<dyn RemoteMeta>>);
+
+/// [`Owned`] of every tool the app made at run time (its own tools and its agents').
+fn owned_metas(app: &App) -> Owned {
     let bound = app
         .bound_tools()
         .chain(app.agents().flat_map(|a| a.tools.iter()));
@@ -32,7 +34,7 @@ async fn a_whole_servers_tools_are_owned_by_the_app_and_freed_with_it() {
         return;
     };
     let hooks = Arc::new(Hooks::default());
-    let mut before: Option<(Vec<Weak<ToolMeta>>, Vec<Weak<dyn RemoteMeta>>)> = None;
+    let mut before: Option<Owned> = None;
     for round in 0..3 {
         let app = App::builder()
             .mcp_server(server.clone())

@@ -75,7 +75,7 @@ impl Registration {
     pub fn name(&self) -> &'static str {
         match self {
             Self::Tool(m) => {
-                let m: &'static ToolMeta = *m;
+                let m: &'static ToolMeta = m;
                 &m.name
             }
             Self::ToolInterceptor(m) => m.name,
@@ -93,7 +93,7 @@ impl Registration {
     pub fn description(&self) -> &'static str {
         match self {
             Self::Tool(m) => {
-                let m: &'static ToolMeta = *m;
+                let m: &'static ToolMeta = m;
                 &m.description
             }
             Self::ToolInterceptor(m) => m.description,

@@ -212,7 +212,7 @@ impl ToolMeta {
     /// Where a remote tool lives.
     pub const fn with_mcp(mut self, mcp: &'static dyn RemoteMeta) -> Self {
         // `None` before (a `const fn` cannot run the destructor an assignment would).
-        std::mem::forget(std::mem::replace(&mut self.mcp, Some(MetaRef::Static(mcp))));
+        std::mem::forget(self.mcp.replace(MetaRef::Static(mcp)));
         self
     }
 }
