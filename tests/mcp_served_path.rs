@@ -110,7 +110,7 @@ async fn direct_chains_warn_that_the_agents_emergency_stop_is_not_served() {
     assert_eq!(
         warnings,
         [BuildWarning::ServedPathLacksInterceptors {
-            tool: "book-flight-tool",
+            tool: "book-flight-tool".into(),
             served: "direct chains (application → tool)".into(),
             agent: "booking-agent",
             interceptors: vec!["emergency-stop-tool-interceptor"],

@@ -24,12 +24,9 @@ pub use crate::contract::Built;
 pub use crate::contract::agent::{
     Agent, AgentMeta, AgentOutput, Router, RouterMeta, ToolErrorPolicy,
 };
-pub use crate::contract::channel::{
-    ApprovalChannel, Channel, ChannelMeta, ErasedChannel, build_channel, channel_meta,
-};
+pub use crate::contract::channel::{ApprovalChannel, Channel, ChannelMeta, channel_meta};
 pub use crate::contract::guardrail::{
-    Boundary, ErasedGuardrail, GuardrailMeta, InputGuardrailComponent, OutputGuardrailComponent,
-    ScopeGuardrails, build_input_guardrail, build_output_guardrail,
+    Boundary, GuardrailMeta, InputGuardrailComponent, OutputGuardrailComponent, ScopeGuardrails,
 };
 pub use crate::contract::handler_error::ToolError;
 pub use crate::contract::interceptor::{InterceptorMeta, ToolInterceptor};
@@ -47,6 +44,9 @@ pub use crate::pipeline::erased_tool;
 pub use crate::pipeline::typed::TypedInterceptor;
 pub use crate::pipeline::typed::probe::{
     Hooks, NoHooks, Probe, ViaAfter, ViaBefore, ViaNoAfter, ViaNoBefore,
+};
+pub use crate::pipeline::{
+    ErasedChannel, ErasedGuardrail, build_channel, build_input_guardrail, build_output_guardrail,
 };
 
 /// `#[mcp_tool]` expands to `if_mcp!({ expansion } else { the struct as written })`: the

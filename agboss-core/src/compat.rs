@@ -101,7 +101,7 @@ pub mod listener {
 /// module). Each is a deprecated alias naming the new path; traits cannot be aliased and are
 /// listed in CHANGELOG.md.
 pub mod moved {
-    use crate::{app, callback, cascade, contract, di, engine};
+    use crate::{app, callback, cascade, contract, di, engine, pipeline};
     moved! {
         DynToolHandle<'a> = app::DynToolHandle<'a>, "moved to agboss_core::app::DynToolHandle";
         ToolCallInfo<'a> = callback::listener::ToolCallInfo<'a>, "moved to agboss_core::callback::listener::ToolCallInfo (and the prelude)";
@@ -121,7 +121,7 @@ pub mod moved {
         GuardrailVerdict = contract::guardrail::GuardrailVerdict, "moved to agboss_core::contract::guardrail::GuardrailVerdict (and the prelude)";
         OutputStreaming = contract::guardrail::OutputStreaming, "moved to agboss_core::contract::guardrail::OutputStreaming";
         TextScope = contract::guardrail::TextScope, "moved to agboss_core::contract::guardrail::TextScope";
-        PiiChain = contract::pii_policy::PiiChain, "moved to agboss_core::contract::pii_policy::PiiChain";
+        PiiChain = pipeline::pii::PiiChain, "moved to agboss_core::pipeline::pii::PiiChain";
         PiiPolicyMeta = contract::pii_policy::PiiPolicyMeta, "moved to agboss_core::contract::pii_policy::PiiPolicyMeta";
         ScopeKind = contract::scope::ScopeKind, "moved to agboss_core::contract::scope::ScopeKind";
         ScopeRef = contract::scope::ScopeRef, "moved to agboss_core::contract::scope::ScopeRef";

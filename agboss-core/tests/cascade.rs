@@ -317,7 +317,7 @@ async fn direct_invoke_uses_the_application_to_tool_chain() {
         ]
     );
     // Every tool any agent uses is directly callable.
-    let mut direct: Vec<&str> = app.tools().map(|t| t.name).collect();
+    let mut direct: Vec<&str> = app.tools().map(|t| &*t.name).collect();
     direct.sort();
     assert_eq!(direct, ["no-agent-guard-tool", "probe-tool", "shared-tool"]);
 }
@@ -468,7 +468,7 @@ impl ToolHandler<TextDto, TextDto> for QuickTool {
 fn a_tool_timeout_over_an_interceptor_without_its_own_limit_is_a_warning() {
     let app = App::builder().tool::<QuickTool>().build().unwrap();
     let warning = BuildWarning::HooksNotBoundByToolTimeout {
-        tool: "quick-tool",
+        tool: "quick-tool".into(),
         interceptor: "unbounded-tool-interceptor",
         hook_timeout: agboss_core::contract::interceptor::DEFAULT_HOOK_TIMEOUT,
     };

@@ -58,7 +58,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 #assertions
                 fn __agboss_build(
                     services: &#p::Services,
-                ) -> ::core::result::Result<#p::Arc<dyn #p::ErasedChannel>, #p::DiError> {
+                ) -> ::core::result::Result<#p::Built, #p::DiError> {
                     #build
                 }
             },

@@ -154,7 +154,7 @@ fn expand<T: darling::FromMeta + Into<Args>>(
                 #assertions
                 fn __agboss_build(
                     services: &#p::Services,
-                ) -> ::core::result::Result<#p::Arc<dyn #p::ErasedGuardrail>, #p::DiError> {
+                ) -> ::core::result::Result<#p::Built, #p::DiError> {
                     #build
                 }
             },

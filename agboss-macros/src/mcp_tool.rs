@@ -173,11 +173,15 @@ fn generate(item: &ItemStruct, args: &McpToolArgs, checked: &Checked) -> TokenSt
             .with_idempotent(#idempotent)
             .with_approval(#approval, ::core::option::Option::None)
             .with_cascade(#attach, #exclude, #pii_policies)
-            .with_mcp(&#p::mcp::McpToolMeta {
-                server: #server,
-                remote: #remote,
-                typed_input: #typed_input,
-                typed_output: #typed_output,
+            .with_mcp({
+                // A static: the remote end's name is a `Cow`, which a constant cannot lend.
+                static __AGBOSS_REMOTE: #p::mcp::McpToolMeta = #p::mcp::McpToolMeta::new(
+                    #server,
+                    #remote,
+                    #typed_input,
+                    #typed_output,
+                );
+                &__AGBOSS_REMOTE
             })
         },
         quote! {

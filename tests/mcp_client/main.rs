@@ -18,6 +18,7 @@ use serde_json::json;
 mod env;
 
 mod agents;
+mod owned_metas;
 mod remote_tools;
 mod servers;
 

@@ -336,12 +336,13 @@ impl AppBuilder {
         let resolved = self.bp.resolve()?;
         // The approval channels of the app's gated tools, built once.
         let mut channels = HashMap::new();
-        for meta in resolved.tools.iter().filter_map(|t| t.meta.approval) {
+        for meta in resolved.tools.iter().filter_map(|t| t.meta().approval) {
             if channels.contains_key(meta.name) {
                 continue;
             }
-            let channel =
-                (meta.build)(&resolved.services).map_err(|e| BuildError::ServiceConstruction {
+            let channel = (meta.build)(&resolved.services)
+                .and_then(crate::pipeline::channel_of)
+                .map_err(|e| BuildError::ServiceConstruction {
                     service: meta.type_name,
                     message: e.to_string(),
                 })?;

@@ -132,10 +132,10 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
     pub async fn resume(&self, decision: Decision) -> Result<T::Output, RunError> {
         let (bound, _) = self
             .entry()
-            .map_err(|e| RunError::Step(StepFailedError::from_tool_call(T::META.name, e)))?;
+            .map_err(|e| RunError::Step(StepFailedError::from_tool_call(&*T::META.name, e)))?;
         let tenant = self.tenant.as_ref().map_or("", TenantContext::tenant_id);
         let claimed = direct::claim_direct(&self.app.inner, bound, tenant, decision).await?;
-        let step = |e| RunError::Step(StepFailedError::from_tool_call(T::META.name, e));
+        let step = |e| RunError::Step(StepFailedError::from_tool_call(&*T::META.name, e));
         let call_id = CallId::new(&claimed.ticket.call_id);
         let (label, result) = match serde_json::from_str::<T::Input>(&claimed.input) {
             Ok(input) => {
@@ -157,7 +157,7 @@ impl<'a, T: Tool> ToolHandle<'a, T> {
                     T::META.name.to_string(),
                     ToolCallErrorKind::InvalidInput {
                         source: crate::dto::ValidationError::single(
-                            T::META.name,
+                            &T::META.name,
                             "",
                             "json",
                             &e.to_string(),
@@ -271,8 +271,8 @@ impl<'a> DynToolHandle<'a> {
         }
     }
     /// The tool's registration data.
-    pub fn meta(&self) -> &'static ToolMeta {
-        self.bound.meta
+    pub fn meta(&self) -> &'a ToolMeta {
+        self.bound.meta()
     }
     /// Runs the call for a tenant.
     pub fn tenant(mut self, tenant: impl Into<TenantContext>) -> Self {
@@ -290,7 +290,7 @@ impl<'a> DynToolHandle<'a> {
         let env = env(self.app, self.tenant.as_ref(), call_id.clone());
         direct(
             self.bound.call_with(env, args).await,
-            self.bound.meta,
+            self.bound.meta(),
             &call_id,
         )
         .map(|r| r.text)
@@ -317,7 +317,7 @@ fn direct<O>(
 ) -> Result<O, ToolCallError> {
     match outcome {
         CallOutcome::Ran(output) => Ok(output),
-        other => other.into_direct(tool.name, call_id.as_str()),
+        other => other.into_direct(&tool.name, call_id.as_str()),
     }
 }
 

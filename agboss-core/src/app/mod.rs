@@ -52,7 +52,7 @@ impl fmt::Debug for App {
                     .resolved
                     .tools
                     .iter()
-                    .map(|t| t.meta.name)
+                    .map(|t| &*t.meta().name)
                     .collect::<Vec<_>>(),
             )
             .finish()
@@ -82,8 +82,8 @@ impl App {
     }
 
     /// The tools of the app.
-    pub fn tools(&self) -> impl Iterator<Item = &'static ToolMeta> + '_ {
-        self.inner.resolved.tools.iter().map(|t| t.meta)
+    pub fn tools(&self) -> impl Iterator<Item = &ToolMeta> + '_ {
+        self.inner.resolved.tools.iter().map(BoundTool::meta)
     }
 
     /// The resolved direct-invoke chain of tool `T`.

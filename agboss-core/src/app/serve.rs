@@ -1,6 +1,7 @@
 //! The app's side of serving it over MCP: the callbacks and bound tools of the path chosen
 //! ([`McpServePath`](crate::mcp::server::McpServePath)), the warnings of serving it, and the
 //! approval tickets its calls wait on as MCP tasks (in the app's store).
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use foldhash::HashMap;
@@ -30,10 +31,10 @@ pub(super) fn served_set(app: &App, path: &ServedPath) -> Option<ServedSet> {
     };
     let label = path.to_string();
     let warnings = served_path_warnings(&label, &bound, agent, app.agents());
-    let gated: HashMap<&'static str, BoundTool> = bound
+    let gated: HashMap<Cow<'static, str>, BoundTool> = bound
         .iter()
         .filter(|b| b.meta().approval.is_some())
-        .map(|b| (b.meta().name, b.clone()))
+        .map(|b| (b.meta().name.clone(), b.clone()))
         .collect();
     let approvals = (app.store().is_some() && !gated.is_empty()).then(|| {
         Arc::new(StoreApprovals {
@@ -54,7 +55,7 @@ pub(super) fn served_set(app: &App, path: &ServedPath) -> Option<ServedSet> {
 struct StoreApprovals {
     app: App,
     /// The served tools with an approval channel, on the served path.
-    gated: HashMap<&'static str, BoundTool>,
+    gated: HashMap<Cow<'static, str>, BoundTool>,
 }
 
 impl StoreApprovals {

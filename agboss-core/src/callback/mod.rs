@@ -15,6 +15,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use crate::cascade::BoundTool;
+use crate::contract::MetaRef;
 use crate::contract::channel::ApprovalGrant;
 use crate::contract::outcome::{CallOutcome, Rendered};
 use crate::contract::tool::{CallProgress, ToolMeta};
@@ -54,8 +55,9 @@ pub enum ToolSource {
 pub struct ToolMetadata {
     /// Native, MCP or custom.
     pub source: ToolSource,
-    /// The registration data of a native tool.
-    pub tool: Option<&'static ToolMeta>,
+    /// The registration data of a native tool (or of a whole MCP server's tool, owned by the
+    /// app).
+    pub tool: Option<MetaRef<ToolMeta>>,
     /// The effective `max_result_size`.
     pub max_result_size: Option<usize>,
     /// The scope path the tool is bound on (application, workflow, agent).
@@ -195,7 +197,7 @@ impl BoundToolCallback {
         let definition = Arc::new(tool.definition());
         let metadata = ToolMetadata {
             source: ToolSource::Native,
-            tool: Some(tool.meta()),
+            tool: Some(tool.meta_ref().clone()),
             max_result_size: tool.max_result_size(),
             idempotent: tool.meta().idempotent,
             policy_digest: tool.policy_digest(),

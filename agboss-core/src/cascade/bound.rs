@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::guardrails::Guardrails;
+use crate::contract::MetaRef;
 use crate::contract::agent::{AgentMeta, RouterMeta};
 use crate::contract::outcome::{CallOutcome, Rendered};
 use crate::contract::scope::{ScopeKind, ScopeRef};
@@ -18,7 +19,7 @@ use crate::pipeline::{CallEnv, ErasedToolSlot};
 /// services. What an agent loop, a workflow step or a callback calls.
 #[derive(Clone)]
 pub struct BoundTool {
-    pub(crate) meta: &'static ToolMeta,
+    pub(crate) meta: MetaRef<ToolMeta>,
     pub(crate) slot: Arc<dyn ErasedToolSlot>,
     pub(crate) chain: Arc<Chain>,
     pub(crate) services: Arc<Services>,
@@ -38,8 +39,13 @@ impl fmt::Debug for BoundTool {
 
 impl BoundTool {
     /// The tool's registration data.
-    pub fn meta(&self) -> &'static ToolMeta {
-        self.meta
+    pub fn meta(&self) -> &ToolMeta {
+        &self.meta
+    }
+    /// The tool's registration data as the app holds it: a constant of the program, or (a tool
+    /// of a whole MCP server) data the app owns.
+    pub fn meta_ref(&self) -> &MetaRef<ToolMeta> {
+        &self.meta
     }
     /// The resolved chain on this path.
     pub fn chain(&self) -> &Chain {
@@ -70,7 +76,7 @@ impl BoundTool {
     /// `max_input_size`), calling nothing: [`ToolCallErrorKind::InvalidInput`](crate::contract::outcome::ToolCallErrorKind::InvalidInput) with every failing
     /// field. A remote tool has no DTO here and passes.
     pub fn check_input(&self, args: &str) -> Result<(), crate::contract::outcome::ToolCallError> {
-        self.slot.check_input(self.meta, args)
+        self.slot.check_input(&self.meta, args)
     }
     /// The effective `max_result_size` (tool, else agent, else workflow, else application).
     pub fn max_result_size(&self) -> Option<usize> {
@@ -79,8 +85,8 @@ impl BoundTool {
     /// The definition a model sees: name, description, input JSON Schema.
     pub fn definition(&self) -> ToolDefinition {
         ToolDefinition::new(
-            self.meta.name,
-            self.meta.description,
+            &*self.meta.name,
+            &*self.meta.description,
             self.slot
                 .model_input_schema()
                 .unwrap_or_else(|| (self.meta.input_schema)()),

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Pool, ScopeSpec};
-use crate::contract::guardrail::{Boundary, ErasedGuardrail, GuardrailMeta, ScopeGuardrails};
-use crate::contract::pii_policy::PiiChain;
+use crate::contract::guardrail::{Boundary, GuardrailMeta, ScopeGuardrails};
 use crate::contract::scope::ScopeRef;
 use crate::di::BuildError;
 use crate::di::{DepKind, Services};
+use crate::pipeline::pii::PiiChain;
+use crate::pipeline::{ErasedGuardrail, guardrail_of};
 
 /// What one scope attaches and excludes, per boundary (the builder's lists for the
 /// application, a macro's [`ScopeGuardrails`] for the others).
@@ -153,9 +154,11 @@ impl Pool {
             )));
         }
         services.ensure(meta.type_name, meta.deps, &mut Vec::new())?;
-        let built = (meta.build)(services).map_err(|e| BuildError::ServiceConstruction {
-            service: meta.type_name,
-            message: e.to_string(),
+        let built = (meta.build)(services).and_then(guardrail_of).map_err(|e| {
+            BuildError::ServiceConstruction {
+                service: meta.type_name,
+                message: e.to_string(),
+            }
         })?;
         self.guards.insert(id, Arc::clone(&built));
         Ok(built)

@@ -34,15 +34,17 @@ use resolve::TypeIdHasher;
 pub(crate) use resolve::{Blueprint, Resolved};
 pub(crate) use served::{render_served, served_path_warnings};
 
-use crate::contract::guardrail::ErasedGuardrail;
+use crate::contract::MetaRef;
 use crate::contract::interceptor::InterceptorMeta;
-use crate::contract::pii_policy::{PiiChain, PiiPolicyMeta};
+use crate::contract::pii_policy::PiiPolicyMeta;
 use crate::contract::scope::{ScopeKind, ScopeRef};
 use crate::contract::tool::ToolMeta;
 use crate::di::BuildError;
 use crate::di::Services;
 use crate::pii::PiiMasker;
+use crate::pipeline::ErasedGuardrail;
 use crate::pipeline::Link;
+use crate::pipeline::pii::{PiiChain, policy_masker};
 use crate::pipeline::{ErasedInterceptor, interceptor_of};
 
 /// One scope of a path with what it attaches and excludes.
@@ -97,7 +99,7 @@ pub enum BuildWarning {
     /// timeout, to keep the guard's limit.
     HooksNotBoundByToolTimeout {
         /// The tool.
-        tool: &'static str,
+        tool: std::borrow::Cow<'static, str>,
         /// The interceptor whose hooks are not bounded by the tool's `timeout_ms`.
         interceptor: &'static str,
         /// The limit its hooks get instead.
@@ -110,7 +112,7 @@ pub enum BuildWarning {
     /// has them.
     ServedPathLacksInterceptors {
         /// The tool.
-        tool: &'static str,
+        tool: std::borrow::Cow<'static, str>,
         /// The path served: `direct chains` or `agent `name``.
         served: String,
         /// The agent whose path has them.
@@ -170,9 +172,9 @@ pub trait RemoteServer: Send + Sync + 'static {
     /// The name tools and scopes refer to it by.
     fn name(&self) -> &'static str;
     /// Whether the remote end of `meta` (an `#[mcp_tool]`) exists and fits its declaration.
-    fn check(&self, meta: &'static ToolMeta) -> Result<(), BuildError>;
-    /// Every tool of the server, as tools of the app.
-    fn server_tools(&self) -> Result<Vec<&'static ToolMeta>, BuildError>;
+    fn check(&self, meta: &ToolMeta) -> Result<(), BuildError>;
+    /// Every tool of the server, as tools of the app (their data owned by the app).
+    fn server_tools(&self) -> Result<Vec<MetaRef<ToolMeta>>, BuildError>;
     /// The server as `Any` (its tools find their connection through it).
     fn as_any(&self) -> &dyn std::any::Any;
 }
@@ -199,13 +201,13 @@ impl RemoteServers {
         self.0.iter().find(|s| s.name() == name).map(|s| &**s)
     }
 
-    fn check(&self, meta: &'static ToolMeta, server: &'static str) -> Result<(), BuildError> {
+    fn check(&self, meta: &ToolMeta, server: &'static str) -> Result<(), BuildError> {
         self.get(server)
-            .ok_or_else(|| not_connected(server, Some(meta.name)))?
+            .ok_or_else(|| not_connected(server, Some(meta.name.clone())))?
             .check(meta)
     }
 
-    fn server_tools(&self, server: &'static str) -> Result<Vec<&'static ToolMeta>, BuildError> {
+    fn server_tools(&self, server: &'static str) -> Result<Vec<MetaRef<ToolMeta>>, BuildError> {
         self.get(server)
             .ok_or_else(|| not_connected(server, None))?
             .server_tools()
@@ -213,7 +215,10 @@ impl RemoteServers {
 }
 
 /// The error of a remote tool or server in an app without MCP servers.
-pub(crate) fn not_connected(server: &'static str, tool: Option<&'static str>) -> BuildError {
+pub(crate) fn not_connected(
+    server: &'static str,
+    tool: Option<std::borrow::Cow<'static, str>>,
+) -> BuildError {
     BuildError::Mcp {
         server,
         tool,
@@ -291,7 +296,7 @@ impl Pool {
                 let masker = match self.maskers.get(&(meta.type_id)()) {
                     Some(m) => Arc::clone(m),
                     None => {
-                        let m = Arc::new(meta.masker()?);
+                        let m = Arc::new(policy_masker(meta)?);
                         self.maskers.insert((meta.type_id)(), Arc::clone(&m));
                         m
                     }
@@ -372,11 +377,10 @@ pub(crate) mod harness_build {
     use std::time::Duration;
 
     use super::Pool;
-    use crate::contract::guardrail::ErasedGuardrail;
     use crate::contract::interceptor::InterceptorMeta;
     use crate::di::BuildError;
     use crate::di::Services;
-    use crate::pipeline::ErasedInterceptor;
+    use crate::pipeline::{ErasedGuardrail, ErasedInterceptor};
 
     /// Builds one interceptor (and the services it needs) as an app would.
     pub fn interceptor(

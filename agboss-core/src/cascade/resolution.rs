@@ -1,12 +1,14 @@
 //! The mutable state of one build (`Resolution`): tool slots, chains, the agents, routers and
 //! workflows of every path before they are frozen, and the exclusions each path used.
 use std::any::TypeId;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::guardrails::{GuardExclusion, GuardSpec, Guardrails};
 use super::{BuildWarning, Pool, RemoteServers, ScopeSpec, not_connected};
+use crate::contract::MetaRef;
 use crate::contract::agent::{AgentMeta, RouterMeta};
 use crate::contract::interceptor::InterceptorMeta;
 use crate::contract::scope::{ScopeKind, ScopeRef};
@@ -18,11 +20,18 @@ use crate::pipeline::{ErasedToolSlot, slot_of};
 use crate::di::BuildError;
 use crate::di::Services;
 
-pub(super) fn tool_scope(meta: &'static ToolMeta) -> ScopeSpec {
+/// A tool's own scope. A tool made at run time (a whole server's) attaches nothing there (its
+/// data is the server's listing), so its scope is never named in a chain or a warning: it goes
+/// by its type's name.
+pub(super) fn tool_scope(meta: &MetaRef<ToolMeta>) -> ScopeSpec {
+    let name: &'static str = match meta.as_static() {
+        Some(meta) => &meta.name,
+        None => meta.type_name,
+    };
     ScopeSpec {
         scope: ScopeRef {
             kind: ScopeKind::Tool,
-            name: meta.name,
+            name,
         },
         attach: meta.tool_interceptors.to_vec(),
         exclude: meta.exclude_tool_interceptors.to_vec(),
@@ -33,33 +42,33 @@ pub(super) fn tool_scope(meta: &'static ToolMeta) -> ScopeSpec {
 
 /// What tells tools apart: the type, and the name (one type serves every tool of a whole MCP
 /// server).
-pub(super) type ToolKey = (TypeId, &'static str);
+pub(super) type ToolKey = (TypeId, Cow<'static, str>);
 
-pub(super) fn tool_key(meta: &'static ToolMeta) -> ToolKey {
-    ((meta.type_id)(), meta.name)
+pub(super) fn tool_key(meta: &ToolMeta) -> ToolKey {
+    ((meta.type_id)(), meta.name.clone())
 }
 
 /// The tools once each, in first-seen order (linear: a set of their keys).
-pub(super) fn dedup(tools: &[&'static ToolMeta]) -> Vec<&'static ToolMeta> {
+pub(super) fn dedup(tools: &[MetaRef<ToolMeta>]) -> Vec<MetaRef<ToolMeta>> {
     let mut seen: std::collections::HashSet<ToolKey> = std::collections::HashSet::default();
     tools
         .iter()
-        .copied()
         .filter(|t| seen.insert(tool_key(t)))
+        .cloned()
         .collect()
 }
 
 /// Two different tools with one name (a whole server's tool beside a declared one, say): the
 /// model could not tell them apart. Registered tools are checked by the registry already.
-pub(super) fn check_tool_names(tools: &[&'static ToolMeta]) -> Result<(), BuildError> {
-    let mut names: HashMap<&'static str, &'static ToolMeta> = HashMap::new();
+pub(super) fn check_tool_names(tools: &[MetaRef<ToolMeta>]) -> Result<(), BuildError> {
+    let mut names: HashMap<&str, &ToolMeta> = HashMap::new();
     for t in tools {
-        if let Some(first) = names.insert(t.name, t)
+        if let Some(first) = names.insert(&t.name, t)
             && tool_key(first) != tool_key(t)
         {
             return Err(BuildError::DuplicateName {
                 kind: "tool",
-                name: t.name,
+                name: t.name.clone(),
                 first: first.type_name,
                 second: t.type_name,
             });
@@ -72,7 +81,7 @@ pub(super) struct PendingAgent {
     pub(super) meta: &'static AgentMeta,
     pub(super) scopes: Vec<ScopeRef>,
     pub(super) guardrails: Guardrails,
-    pub(super) tools: Vec<(&'static ToolMeta, Chain, Option<usize>)>,
+    pub(super) tools: Vec<(MetaRef<ToolMeta>, Chain, Option<usize>)>,
 }
 
 pub(super) struct PendingRouter {
@@ -85,7 +94,7 @@ pub(super) struct PendingWorkflow {
     pub(super) meta: &'static WorkflowMeta,
     pub(super) agents: Vec<usize>,
     pub(super) routers: Vec<usize>,
-    pub(super) tools: Vec<(&'static ToolMeta, Chain, Option<usize>)>,
+    pub(super) tools: Vec<(MetaRef<ToolMeta>, Chain, Option<usize>)>,
 }
 
 /// The mutable state of one build.
@@ -108,7 +117,7 @@ impl Resolution {
     pub(super) fn server_tools(
         &self,
         server: &'static str,
-    ) -> Result<Vec<&'static ToolMeta>, BuildError> {
+    ) -> Result<Vec<MetaRef<ToolMeta>>, BuildError> {
         match &self.remote {
             Some(remote) => remote.server_tools(server),
             None => Err(not_connected(server, None)),
@@ -119,23 +128,24 @@ impl Resolution {
     pub(super) fn agent_tools(
         &self,
         meta: &'static AgentMeta,
-    ) -> Result<Vec<&'static ToolMeta>, BuildError> {
-        let mut tools = meta.tools.to_vec();
+    ) -> Result<Vec<MetaRef<ToolMeta>>, BuildError> {
+        let mut tools: Vec<MetaRef<ToolMeta>> =
+            meta.tools.iter().map(|t| MetaRef::Static(*t)).collect();
         for server in meta.mcp_servers {
             tools.extend(self.server_tools(server)?);
         }
         Ok(tools)
     }
 
-    pub(super) fn slot(&mut self, meta: &'static ToolMeta) -> Result<(), BuildError> {
+    pub(super) fn slot(&mut self, meta: &MetaRef<ToolMeta>) -> Result<(), BuildError> {
         let id = tool_key(meta);
         if self.slots.contains_key(&id) {
             return Ok(());
         }
-        if let Some(remote) = meta.mcp {
+        if let Some(remote) = &meta.mcp {
             match &self.remote {
                 Some(servers) => servers.check(meta, remote.server())?,
-                None => return Err(not_connected(remote.server(), Some(meta.name))),
+                None => return Err(not_connected(remote.server(), Some(meta.name.clone()))),
             }
         }
         self.services
@@ -185,7 +195,7 @@ impl Resolution {
     pub(super) fn tool_chain(
         &mut self,
         scopes: &[ScopeSpec],
-        tool: &'static ToolMeta,
+        tool: &ToolMeta,
     ) -> Result<Chain, BuildError> {
         let chain = self.chain(scopes)?;
         if let Some(ms) = tool.timeout_ms {
@@ -195,7 +205,7 @@ impl Resolution {
                     if entry.interceptor.timeout_ms.is_none() {
                         self.warnings
                             .push(BuildWarning::HooksNotBoundByToolTimeout {
-                                tool: tool.name,
+                                tool: tool.name.clone(),
                                 interceptor: entry.interceptor.name,
                                 hook_timeout,
                             });
@@ -275,7 +285,7 @@ impl Resolution {
             let mut path = scopes.clone();
             path.push(tool_scope(t));
             let chain = self.tool_chain(&path, t)?;
-            tools.push((*t, chain, inherited));
+            tools.push((t.clone(), chain, inherited));
         }
         // An agent without tools still reports its useless exclusions.
         if own.is_empty() {

@@ -1,5 +1,6 @@
 //! The build of an app's structure: every tool slot, every path's chain, the warnings.
 use std::any::TypeId;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use super::resolution::{
     tool_scope,
 };
 use super::{BuildWarning, Pool, RemoteServers, ScopeSpec};
+use crate::contract::MetaRef;
 use crate::contract::agent::{AgentMeta, RouterMeta};
 use crate::contract::guardrail::GuardrailMeta;
 use crate::contract::interceptor::InterceptorMeta;
@@ -103,7 +105,8 @@ impl Blueprint {
 
         let app_guardrails = app_scope.guardrails.clone();
         // Build every tool slot first (services must exist before the Arc is frozen).
-        let mut all_tools: Vec<&'static ToolMeta> = self.tools.clone();
+        let mut all_tools: Vec<MetaRef<ToolMeta>> =
+            self.tools.iter().map(|t| MetaRef::Static(*t)).collect();
         let app_servers = self
             .application
             .map_or(&[][..], |a| a.mcp_servers)
@@ -117,7 +120,7 @@ impl Blueprint {
             agent_metas.extend_from_slice(router.routes);
         }
         for w in &self.workflows {
-            all_tools.extend_from_slice(w.tools);
+            all_tools.extend(w.tools.iter().map(|t| MetaRef::Static(*t)));
             agent_metas.extend_from_slice(w.agents);
             for router in w.routers {
                 agent_metas.extend_from_slice(router.routes);
@@ -132,9 +135,9 @@ impl Blueprint {
         }
 
         // Resolve chains against the services, then freeze them.
-        let mut pending_tools: Vec<(&'static ToolMeta, Chain, Option<usize>)> = Vec::new();
+        let mut pending_tools: Vec<(MetaRef<ToolMeta>, Chain, Option<usize>)> = Vec::new();
         for meta in dedup(&all_tools) {
-            let chain = r.tool_chain(&[app_scope.clone(), tool_scope(meta)], meta)?;
+            let chain = r.tool_chain(&[app_scope.clone(), tool_scope(&meta)], &meta)?;
             pending_tools.push((meta, chain, r.app_max));
         }
         let mut pending_agents: Vec<PendingAgent> = Vec::new();
@@ -172,9 +175,10 @@ impl Blueprint {
             }
             let mut tools = Vec::new();
             for t in w.tools {
+                let t = MetaRef::Static(*t);
                 let chain =
-                    r.tool_chain(&[app_scope.clone(), w_scope.clone(), tool_scope(t)], t)?;
-                tools.push((*t, chain, w.max_result_size.or(r.app_max)));
+                    r.tool_chain(&[app_scope.clone(), w_scope.clone(), tool_scope(&t)], &t)?;
+                tools.push((t, chain, w.max_result_size.or(r.app_max)));
             }
             pending_workflows.push(PendingWorkflow {
                 meta: w,
@@ -217,7 +221,7 @@ impl Blueprint {
                 pending_routers.iter().map(|r| r.meta.name).collect();
             let reached_workflows: HashSet<&str> =
                 pending_workflows.iter().map(|w| w.meta.name).collect();
-            let reached_tools: HashSet<&str> = all_tools.iter().map(|t| t.name).collect();
+            let reached_tools: HashSet<&str> = all_tools.iter().map(|t| &*t.name).collect();
             for registered in all_with_modules() {
                 if scope.is_some_and(|scope| !module_within(registered.module, scope)) {
                     continue;
@@ -228,7 +232,10 @@ impl Blueprint {
                     Registration::Workflow(m) => {
                         ("workflow", m.name, reached_workflows.contains(m.name))
                     }
-                    Registration::Tool(m) => ("tool", m.name, reached_tools.contains(m.name)),
+                    Registration::Tool(m) => {
+                        let name: &'static str = &m.name;
+                        ("tool", name, reached_tools.contains(name))
+                    }
                     _ => continue,
                 };
                 if !reached {
@@ -257,20 +264,20 @@ impl Blueprint {
         let services = Arc::new(r.services);
         let slots = r.slots;
         let bind =
-            |meta: &'static ToolMeta, chain: Chain, inherited_max: Option<usize>| BoundTool {
-                meta,
-                slot: Arc::clone(&slots[&tool_key(meta)]),
+            |meta: MetaRef<ToolMeta>, chain: Chain, inherited_max: Option<usize>| BoundTool {
+                slot: Arc::clone(&slots[&tool_key(&meta)]),
                 chain: Arc::new(chain),
                 services: Arc::clone(&services),
                 max_result_size: meta.max_result_size.or(inherited_max),
                 policy: Arc::default(),
+                meta,
             };
         let mut tools = Vec::new();
         let mut by_type = HashMap::default();
         let mut by_name = HashMap::with_hasher(foldhash::fast::RandomState::default());
         for (meta, chain, max) in pending_tools {
             by_type.insert((meta.type_id)(), tools.len());
-            by_name.insert(meta.name, tools.len());
+            by_name.insert(meta.name.clone(), tools.len());
             tools.push(bind(meta, chain, max));
         }
         let agents: Vec<Arc<ResolvedAgent>> = pending_agents
@@ -340,7 +347,7 @@ pub(crate) struct Resolved {
     pub(crate) tools: Vec<BoundTool>,
     pub(crate) by_type: HashMap<TypeId, usize, BuildHasherDefault<TypeIdHasher>>,
     /// By name, with a fast hasher: the lookup of every by-name call.
-    pub(crate) by_name: HashMap<&'static str, usize, foldhash::fast::RandomState>,
+    pub(crate) by_name: HashMap<Cow<'static, str>, usize, foldhash::fast::RandomState>,
     pub(crate) agents: Vec<Arc<ResolvedAgent>>,
     pub(crate) routers: Vec<Arc<ResolvedRouter>>,
     pub(crate) workflows: Vec<Arc<ResolvedWorkflow>>,

@@ -30,7 +30,7 @@ pub(crate) fn served_path_warnings<'a>(
             if served_agent.is_some_and(|s| std::ptr::eq(s, Arc::as_ptr(agent))) {
                 continue;
             }
-            let Some(theirs) = agent.tool(tool.meta.name) else {
+            let Some(theirs) = agent.tool(&tool.meta.name) else {
                 continue;
             };
             let lacking: Vec<&'static str> = theirs
@@ -46,7 +46,7 @@ pub(crate) fn served_path_warnings<'a>(
             });
             if !lacking.is_empty() && !known {
                 warnings.push(BuildWarning::ServedPathLacksInterceptors {
-                    tool: tool.meta.name,
+                    tool: tool.meta.name.clone(),
                     served: served.to_string(),
                     agent: agent.meta.name,
                     interceptors: lacking,

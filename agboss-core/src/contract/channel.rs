@@ -10,10 +10,8 @@
 use std::any::TypeId;
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
 
-use futures::future::BoxFuture;
-
+use super::built::Built;
 use super::ticket::Ticket;
 use crate::contract::handler_error::ChannelError;
 use crate::di::{DepMeta, DiError, Resolver, Services};
@@ -126,8 +124,9 @@ pub struct ChannelMeta {
     /// How long its tickets can be decided, in milliseconds (`None`:
     /// [`DEFAULT_TICKET_TTL_MS`]).
     pub ttl_ms: Option<u64>,
+    /// Builds the channel against the app's services, as the runtime runs it (opaque here).
     #[doc(hidden)]
-    pub build: fn(&Services) -> Result<Arc<dyn ErasedChannel>, DiError>,
+    pub build: fn(&Services) -> Result<Built, DiError>,
 }
 
 impl ChannelMeta {
@@ -143,42 +142,8 @@ impl fmt::Debug for ChannelMeta {
     }
 }
 
-/// An [`ApprovalChannel`] behind `dyn`.
-#[doc(hidden)]
-pub trait ErasedChannel: Send + Sync {
-    fn notify<'a>(&'a self, ticket: &'a Ticket) -> BoxFuture<'a, Result<(), ChannelError>>;
-    fn authorize<'a>(
-        &'a self,
-        approver: &'a Approver,
-        ticket: &'a Ticket,
-    ) -> BoxFuture<'a, Result<bool, ChannelError>>;
-}
-
-impl<C: ApprovalChannel> ErasedChannel for C {
-    fn notify<'a>(&'a self, ticket: &'a Ticket) -> BoxFuture<'a, Result<(), ChannelError>> {
-        Box::pin(ApprovalChannel::notify(self, ticket))
-    }
-    fn authorize<'a>(
-        &'a self,
-        approver: &'a Approver,
-        ticket: &'a Ticket,
-    ) -> BoxFuture<'a, Result<bool, ChannelError>> {
-        Box::pin(ApprovalChannel::authorize(self, approver, ticket))
-    }
-}
-
 /// Compile-time check that `C` is a `#[channel]` (for `#[tool(approval = C)]`).
 #[doc(hidden)]
 pub const fn channel_meta<C: Channel>() -> &'static ChannelMeta {
     C::META
-}
-
-/// Builds channel `C` against the app's services, behind `dyn` (what `ChannelMeta::build`
-/// points at).
-#[doc(hidden)]
-pub fn build_channel<C: Channel + ApprovalChannel>(
-    services: &Services,
-) -> Result<Arc<dyn ErasedChannel>, DiError> {
-    let resolver = Resolver::for_services(services);
-    Ok(Arc::new(C::construct(&resolver)?))
 }

@@ -42,11 +42,9 @@
 use std::any::TypeId;
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
-
+use super::built::Built;
 use crate::contract::handler_error::GuardrailError;
 use crate::di::{DepMeta, DiError, Resolver, Services, TenantContext};
 
@@ -318,8 +316,9 @@ pub struct GuardrailMeta {
     /// whole before any of it is released. `None`: not declared (the window's own overlap is
     /// all the guardrail gets).
     pub max_match: Option<usize>,
+    /// Builds the guardrail against the app's services, as the runtime runs it (opaque here).
     #[doc(hidden)]
-    pub build: fn(&Services) -> Result<Arc<dyn ErasedGuardrail>, DiError>,
+    pub build: fn(&Services) -> Result<Built, DiError>,
 }
 
 impl GuardrailMeta {
@@ -388,107 +387,4 @@ pub trait OutputGuardrailComponent: Send + Sync + Sized + 'static {
     const META: &'static GuardrailMeta;
     /// Builds the guardrail from its dependencies.
     fn construct(resolver: &Resolver<'_>) -> Result<Self, DiError>;
-}
-
-/// A built guardrail behind `dyn`: one check, on a shared instance or (when it depends on the
-/// tenant) on an instance built for the run.
-#[doc(hidden)]
-pub trait ErasedGuardrail: Send + Sync {
-    fn meta(&self) -> &'static GuardrailMeta;
-    fn check<'a>(
-        &'a self,
-        resolver: &'a Resolver<'a>,
-        ctx: &'a GuardrailContext<'a>,
-    ) -> Result<BoxFuture<'a, Result<GuardrailVerdict, GuardrailError>>, DiError>;
-}
-
-/// The check of a concrete guardrail type: which trait method it calls.
-trait Check: Send + Sync + Sized + 'static {
-    const META: &'static GuardrailMeta;
-    fn construct(resolver: &Resolver<'_>) -> Result<Self, DiError>;
-    fn check<'a>(
-        &'a self,
-        ctx: &'a GuardrailContext<'a>,
-    ) -> BoxFuture<'a, Result<GuardrailVerdict, GuardrailError>>;
-}
-
-/// An input guardrail `G` as a [`Check`].
-struct InputCheck<G>(G);
-/// An output guardrail `G` as a [`Check`].
-struct OutputCheck<G>(G);
-
-impl<G: InputGuardrailComponent + InputGuardrail> Check for InputCheck<G> {
-    const META: &'static GuardrailMeta = G::META;
-    fn construct(resolver: &Resolver<'_>) -> Result<Self, DiError> {
-        G::construct(resolver).map(Self)
-    }
-    fn check<'a>(
-        &'a self,
-        ctx: &'a GuardrailContext<'a>,
-    ) -> BoxFuture<'a, Result<GuardrailVerdict, GuardrailError>> {
-        Box::pin(self.0.check_input(ctx))
-    }
-}
-
-impl<G: OutputGuardrailComponent + OutputGuardrail> Check for OutputCheck<G> {
-    const META: &'static GuardrailMeta = G::META;
-    fn construct(resolver: &Resolver<'_>) -> Result<Self, DiError> {
-        G::construct(resolver).map(Self)
-    }
-    fn check<'a>(
-        &'a self,
-        ctx: &'a GuardrailContext<'a>,
-    ) -> BoxFuture<'a, Result<GuardrailVerdict, GuardrailError>> {
-        Box::pin(self.0.check_output(ctx))
-    }
-}
-
-/// A guardrail built for an app: shared when it has no per-run deps.
-struct Built<C> {
-    shared: Option<C>,
-}
-
-impl<C: Check> ErasedGuardrail for Built<C> {
-    fn meta(&self) -> &'static GuardrailMeta {
-        C::META
-    }
-    fn check<'a>(
-        &'a self,
-        resolver: &'a Resolver<'a>,
-        ctx: &'a GuardrailContext<'a>,
-    ) -> Result<BoxFuture<'a, Result<GuardrailVerdict, GuardrailError>>, DiError> {
-        Ok(match &self.shared {
-            Some(instance) => instance.check(ctx),
-            None => {
-                let instance = C::construct(resolver)?;
-                Box::pin(async move { instance.check(ctx).await })
-            }
-        })
-    }
-}
-
-fn build<C: Check>(services: &Services) -> Result<Arc<dyn ErasedGuardrail>, DiError> {
-    let shared = if crate::di::any_context(C::META.deps) {
-        None
-    } else {
-        Some(C::construct(&Resolver::for_services(services))?)
-    };
-    Ok(Arc::new(Built { shared }))
-}
-
-/// Builds input guardrail `G` against the app's services (what its `GuardrailMeta::build`
-/// points at).
-#[doc(hidden)]
-pub fn build_input_guardrail<G: InputGuardrailComponent + InputGuardrail>(
-    services: &Services,
-) -> Result<Arc<dyn ErasedGuardrail>, DiError> {
-    build::<InputCheck<G>>(services)
-}
-
-/// Builds output guardrail `G` against the app's services.
-#[doc(hidden)]
-pub fn build_output_guardrail<G: OutputGuardrailComponent + OutputGuardrail>(
-    services: &Services,
-) -> Result<Arc<dyn ErasedGuardrail>, DiError> {
-    build::<OutputCheck<G>>(services)
 }

@@ -40,16 +40,21 @@
 //! Policies of every scope of a path apply, outermost first (each policy once). There is no
 //! `exclude_pii_policies`: an inner scope cannot switch off the masking an outer one requires.
 //! Maskers are built once, when the app is built (a `hash` policy whose key is missing is a
-//! build error).
+//! build error), by the pipeline ([`crate::pipeline::pii`]), which also holds a path's
+//! resolved [`PiiChain`](crate::pipeline::pii::PiiChain).
+//!
+//! # Why the meta names `pii` types
+//!
+//! A policy's data is the user's vocabulary of masking: which [`Detector`]s (the built-in
+//! ones by name, custom ones as `fn() -> Arc<dyn Detector>`) and which [`MaskStrategy`]. Those
+//! are data and a trait of the leaf [`crate::pii`], which imports nothing of the crate: the
+//! contract names them rather than keep a second copy of the vocabulary. Nothing of the
+//! runtime (a built masker, a path's chain of them) is named here.
 use std::any::TypeId;
-use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::Value;
-
-use crate::di::BuildError;
-use crate::pii::{Detector, MaskReport, MaskStrategy, PiiMasker, builtin_detectors};
+use crate::pii::{Detector, MaskStrategy};
 
 /// Registration data of a `#[pii_policy]`.
 pub struct PiiPolicyMeta {
@@ -83,45 +88,6 @@ impl PiiPolicyMeta {
     pub fn same(&self, other: &PiiPolicyMeta) -> bool {
         (self.type_id)() == (other.type_id)()
     }
-
-    /// Builds the policy's masker.
-    ///
-    /// # Errors
-    /// An unknown detector name, an invalid custom detector, or a `hash` policy whose key
-    /// variable is unset or empty.
-    pub fn masker(&self) -> Result<PiiMasker, BuildError> {
-        let invalid =
-            |message: String| BuildError::Invalid(format!("PII policy `{}`: {message}", self.name));
-        let mut builder = PiiMasker::builder().default_strategy(self.strategy);
-        let all = builtin_detectors();
-        if self.detectors.is_empty() && self.custom_detectors.is_empty() {
-            for d in all {
-                builder = builder.shared_detector(d, None);
-            }
-        } else {
-            for name in self.detectors {
-                let d = all
-                    .iter()
-                    .find(|d| d.name() == *name)
-                    .ok_or_else(|| invalid(format!("unknown detector `{name}`")))?;
-                builder = builder.shared_detector(Arc::clone(d), None);
-            }
-        }
-        for make in self.custom_detectors {
-            builder = builder.shared_detector(make(), None);
-        }
-        if let Some(var) = self.hash_key_env {
-            match std::env::var(var) {
-                Ok(key) if !key.is_empty() => builder = builder.hash_key(key.into_bytes()),
-                _ => {
-                    return Err(invalid(format!(
-                        "the `hash` strategy reads its key from the environment variable `{var}`, which is unset or empty"
-                    )));
-                }
-            }
-        }
-        builder.build().map_err(|e| invalid(e.to_string()))
-    }
 }
 
 /// Implemented by `#[pii_policy]`.
@@ -133,49 +99,6 @@ impl PiiPolicyMeta {
 pub trait PiiPolicy: 'static {
     /// Registration data.
     const META: &'static PiiPolicyMeta;
-}
-
-/// The resolved PII policies of one path, outermost first, with their built maskers.
-#[derive(Clone, Default)]
-pub struct PiiChain {
-    policies: Vec<(&'static PiiPolicyMeta, Arc<PiiMasker>)>,
-}
-
-impl fmt::Debug for PiiChain {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.names()).finish()
-    }
-}
-
-impl PiiChain {
-    /// The chain of these policies, outermost first (built by the cascade).
-    pub(crate) fn from_policies(policies: Vec<(&'static PiiPolicyMeta, Arc<PiiMasker>)>) -> Self {
-        Self { policies }
-    }
-    /// True when no policy applies.
-    pub fn is_empty(&self) -> bool {
-        self.policies.is_empty()
-    }
-    /// The names of the policies, outermost first.
-    pub fn names(&self) -> Vec<&'static str> {
-        self.policies.iter().map(|(m, _)| m.name).collect()
-    }
-    /// Masks a text with every policy.
-    pub fn mask_text<'t>(&self, text: &'t str, report: &mut MaskReport) -> Cow<'t, str> {
-        let mut out = Cow::Borrowed(text);
-        for (_, masker) in &self.policies {
-            if let Cow::Owned(masked) = masker.mask_str_with_report(&out, report) {
-                out = Cow::Owned(masked);
-            }
-        }
-        out
-    }
-    /// Masks every string of a JSON document with every policy.
-    pub fn mask_value(&self, value: &mut Value, report: &mut MaskReport) {
-        for (_, masker) in &self.policies {
-            masker.mask_json_with_report(value, report);
-        }
-    }
 }
 
 /// A custom detector of `custom_detectors = [T]` (used by the macro).

@@ -74,7 +74,10 @@ impl Registration {
     /// The registered name (the type name for services).
     pub fn name(&self) -> &'static str {
         match self {
-            Self::Tool(m) => m.name,
+            Self::Tool(m) => {
+                let m: &'static ToolMeta = m;
+                &m.name
+            }
             Self::ToolInterceptor(m) => m.name,
             Self::Injectable(m) => m.type_name,
             Self::Agent(m) => m.name,
@@ -89,7 +92,10 @@ impl Registration {
     /// The description (empty for services).
     pub fn description(&self) -> &'static str {
         match self {
-            Self::Tool(m) => m.description,
+            Self::Tool(m) => {
+                let m: &'static ToolMeta = m;
+                &m.description
+            }
             Self::ToolInterceptor(m) => m.description,
             Self::Injectable(_) => "",
             Self::Agent(m) => m.description,
@@ -166,7 +172,7 @@ pub fn check_unique_names() -> Result<(), BuildError> {
         {
             dups.push(BuildError::DuplicateName {
                 kind: reg.kind(),
-                name: reg.name(),
+                name: reg.name().into(),
                 first,
                 second: reg.type_name(),
             });

@@ -2,6 +2,7 @@
 //! generates, with the [`ErasedToolType`] its meta points at (the pipeline implements it for
 //! every tool type; the call contract behind it is the pipeline's).
 use std::any::{Any, TypeId};
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 
@@ -10,6 +11,7 @@ use serde_json::Value;
 use super::built::Built;
 use super::channel::ChannelMeta;
 use super::interceptor_meta::InterceptorMeta;
+use super::meta_ref::MetaRef;
 use super::pii_policy::PiiPolicyMeta;
 use crate::contract::handler_error::ToolError;
 use crate::di::{DepMeta, DiError, Resolver, Services};
@@ -51,6 +53,11 @@ pub trait ToolHandler<I, O>: Send + Sync {
 /// of the program): a new field is written in one place, with its default. Read its fields;
 /// `#[non_exhaustive]`: it cannot be written as a struct literal outside this crate.
 ///
+/// A tool known only at run time (each tool of a whole MCP server) has data of its own, made
+/// from the same constructor with an owned name, description and remote end, owned by the app
+/// that listed it (see [`MetaRef`]); the runtime lends it to hooks for the time of a call
+/// (`ToolCallContext::tool` is a `&'a ToolMeta`).
+///
 /// ```
 /// use agboss_core::contract::tool::ToolMeta;
 /// use agboss_core::{tool, ToolError, ToolHandler};
@@ -69,14 +76,16 @@ pub trait ToolHandler<I, O>: Send + Sync {
 /// }
 ///
 /// let meta: &ToolMeta = <EchoTool as agboss_core::contract::tool::Tool>::META;
-/// assert_eq!((meta.name, meta.timeout_ms, meta.max_result_size), ("echo-tool", Some(500), None));
+/// assert_eq!(meta.name, "echo-tool");
+/// assert_eq!((meta.timeout_ms, meta.max_result_size), (Some(500), None));
 /// ```
 #[non_exhaustive]
 pub struct ToolMeta {
-    /// Unique kebab-case name ending in `-tool`.
-    pub name: &'static str,
+    /// Unique kebab-case name ending in `-tool` (`<server>__<tool>` for a tool of a whole MCP
+    /// server, owned by the app then).
+    pub name: Cow<'static, str>,
     /// What the tool does (the model reads it).
-    pub description: &'static str,
+    pub description: Cow<'static, str>,
     /// The struct's type name.
     pub type_name: &'static str,
     /// The struct's `TypeId`.
@@ -116,7 +125,7 @@ pub struct ToolMeta {
     pub deps: &'static [DepMeta],
     /// Where a remote tool lives (`#[mcp_tool]`, or a tool of a whole MCP server); `None` for a
     /// `#[tool]`.
-    pub mcp: Option<&'static dyn RemoteMeta>,
+    pub mcp: Option<MetaRef<dyn RemoteMeta>>,
     #[doc(hidden)]
     pub erased: fn() -> &'static dyn ErasedToolType,
 }
@@ -133,8 +142,8 @@ impl ToolMeta {
         erased: fn() -> &'static dyn ErasedToolType,
     ) -> Self {
         Self {
-            name,
-            description,
+            name: Cow::Borrowed(name),
+            description: Cow::Borrowed(description),
             type_name,
             type_id,
             input_schema: empty_schema,
@@ -211,7 +220,8 @@ impl ToolMeta {
     }
     /// Where a remote tool lives.
     pub const fn with_mcp(mut self, mcp: &'static dyn RemoteMeta) -> Self {
-        self.mcp = Some(mcp);
+        // `None` before (a `const fn` cannot run the destructor an assignment would).
+        std::mem::forget(self.mcp.replace(MetaRef::Static(mcp)));
         self
     }
 }
@@ -310,5 +320,5 @@ impl CallProgress {
 #[doc(hidden)]
 pub trait ErasedToolType: Send + Sync {
     /// Builds the slot of the tool `meta` describes against the app's services.
-    fn build_slot(&self, meta: &'static ToolMeta, services: &Services) -> Result<Built, DiError>;
+    fn build_slot(&self, meta: &MetaRef<ToolMeta>, services: &Services) -> Result<Built, DiError>;
 }

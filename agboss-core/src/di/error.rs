@@ -28,7 +28,7 @@ pub enum BuildError {
         /// tool, tool-interceptor...
         kind: &'static str,
         /// The shared name.
-        name: &'static str,
+        name: std::borrow::Cow<'static, str>,
         /// First type.
         first: &'static str,
         /// Second type.
@@ -70,12 +70,12 @@ pub enum BuildError {
     Invalid(String),
     /// An MCP server the app uses is not connected, lacks a tool an `#[mcp_tool]` names, or
     /// has a tool whose schema does not fit its declaration.
-    #[error("{}MCP server `{server}`: {problem}", tool.map(|t| format!("tool `{t}`: ")).unwrap_or_default())]
+    #[error("{}MCP server `{server}`: {problem}", tool.as_ref().map(|t| format!("tool `{t}`: ")).unwrap_or_default())]
     Mcp {
         /// The server's name.
         server: &'static str,
         /// The tool concerned, if one is.
-        tool: Option<&'static str>,
+        tool: Option<std::borrow::Cow<'static, str>>,
         /// What is wrong and how to fix it.
         problem: String,
     },

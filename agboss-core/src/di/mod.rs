@@ -240,17 +240,21 @@ impl PartialEq<&str> for CallId {
 #[derive(Clone, Debug)]
 pub struct ExecutionContext {
     pub(crate) call_id: CallId,
-    pub(crate) tool_name: &'static str,
+    pub(crate) tool_name: std::borrow::Cow<'static, str>,
     pub(crate) path: Arc<[&'static str]>,
     pub(crate) idempotency_key: Option<Arc<str>>,
 }
 
 impl ExecutionContext {
     /// A context for a call (used by the runtime and test helpers).
-    pub fn new(call_id: CallId, tool_name: &'static str, path: Arc<[&'static str]>) -> Self {
+    pub fn new(
+        call_id: CallId,
+        tool_name: impl Into<std::borrow::Cow<'static, str>>,
+        path: Arc<[&'static str]>,
+    ) -> Self {
         Self {
             call_id,
-            tool_name,
+            tool_name: tool_name.into(),
             path,
             idempotency_key: None,
         }
@@ -282,8 +286,8 @@ impl ExecutionContext {
         self.call_id.as_str()
     }
     /// The tool being called.
-    pub fn tool_name(&self) -> &'static str {
-        self.tool_name
+    pub fn tool_name(&self) -> &str {
+        &self.tool_name
     }
     /// The names of the scopes the call runs under, outermost first (application, workflow,
     /// agent); empty for a bare tool.

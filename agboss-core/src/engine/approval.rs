@@ -73,9 +73,13 @@ pub(super) async fn open_ticket(
         return Err(approval_without_store(&call.name, error));
     };
     let callback = callbacks.iter().find(|c| c.definition().name == call.name);
-    let Some((callback, channel)) =
-        callback.and_then(|c| c.metadata().tool.and_then(|m| m.approval).map(|ch| (c, ch)))
-    else {
+    let Some((callback, channel)) = callback.and_then(|c| {
+        c.metadata()
+            .tool
+            .as_ref()
+            .and_then(|m| m.approval)
+            .map(|ch| (c, ch))
+    }) else {
         return Err(approval_without_store(&call.name, error));
     };
     let ticket = journal
@@ -134,7 +138,7 @@ pub(super) async fn claim_ticket(
     let callback = callbacks.iter().find(|c| c.definition().name == call.name);
     let policy = callback.map(|c| Policy {
         digest: &c.metadata().policy_digest,
-        channel: c.metadata().tool.and_then(|m| m.approval),
+        channel: c.metadata().tool.as_ref().and_then(|m| m.approval),
     });
     let channel = policy.and_then(|p| p.channel);
     match tickets.claim(ticket, policy, key).await? {

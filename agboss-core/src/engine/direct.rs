@@ -74,7 +74,7 @@ async fn make_ticket(
     let channel = bound.meta().approval.ok_or(StoreError::Unsupported {
         operation: "a ticket for a tool without approval channel",
     })?;
-    let run = NewRun::new(tenant, random_id("direct"), bound.meta().name, input);
+    let run = NewRun::new(tenant, random_id("direct"), &*bound.meta().name, input);
     let (record, lease) = durability
         .store
         .begin_run(run, &durability.worker, durability.lease_ttl)
@@ -82,7 +82,7 @@ async fn make_ticket(
     let request = ApprovalRequest {
         key: DIRECT_KEY,
         call_id,
-        tool: bound.meta().name,
+        tool: &bound.meta().name,
         channel,
         input,
         chain_digest: &bound.policy_digest(),

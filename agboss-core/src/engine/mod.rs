@@ -77,8 +77,8 @@ use std::sync::Arc;
 
 use crate::callback::stack::ToolCallListenerSet;
 use crate::cascade::{Resolved, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
-use crate::contract::channel::ErasedChannel;
 use crate::model::SharedChatModel;
+use crate::pipeline::ErasedChannel;
 use crate::store::SharedStore;
 
 mod agent_loop;

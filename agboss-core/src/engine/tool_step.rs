@@ -164,7 +164,7 @@ async fn settle_step_ticket(
     ticket_id: &str,
 ) -> Result<String, RunError> {
     let journal = run.journal().expect("a ticket is journaled");
-    let name = callback.metadata().tool.map_or("", |m| m.name);
+    let name = callback.metadata().tool.as_ref().map_or("", |m| &*m.name);
     let (obs, label) = match claim_ticket(run, callbacks, call, key, ticket_id).await? {
         Settle::Wait(ticket) => {
             return Err(RunError::AwaitingApproval {
@@ -216,7 +216,7 @@ async fn settle_step_ticket(
 /// the error that fails the step.
 async fn step_call(
     run: &RunState,
-    name: &'static str,
+    name: &str,
     callback: &SharedToolCallback,
     call_id: &str,
     input: &str,

@@ -149,7 +149,7 @@ impl Flow {
     /// input. A `reply_to_model` fails the step with a `ToolBlockedError` here, since no model
     /// reads it.
     pub fn tool<T: Tool>(self) -> Self {
-        self.push(StepSpec::Tool(T::META.name))
+        self.push(StepSpec::Tool(&T::META.name))
     }
     /// A plain transformation of the previous output (e.g. text into a tool's JSON arguments).
     pub fn map(

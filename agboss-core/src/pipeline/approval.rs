@@ -17,7 +17,7 @@ use crate::stamp::sha256_hex;
 /// Lets the call through, or stops it for a human decision.
 #[inline]
 pub(crate) fn approval_point<T: Tool>(
-    meta: &'static ToolMeta,
+    meta: &ToolMeta,
     input: &T::Input,
     grant: Option<&ApprovalGrant>,
 ) -> Result<(), ToolCallError> {
@@ -30,7 +30,7 @@ pub(crate) fn approval_point<T: Tool>(
 /// The approval point of a tool with an approval channel.
 #[inline(never)]
 fn gated<T: Tool>(
-    meta: &'static ToolMeta,
+    meta: &ToolMeta,
     channel: &'static ChannelMeta,
     input: &T::Input,
     grant: Option<&ApprovalGrant>,

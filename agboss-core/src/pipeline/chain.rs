@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::ErasedInterceptor;
+use super::pii::PiiChain;
 use crate::contract::interceptor::InterceptorMeta;
-use crate::contract::pii_policy::PiiChain;
 use crate::contract::scope::ScopeRef;
 
 /// One interceptor of a resolved chain and where it came from.

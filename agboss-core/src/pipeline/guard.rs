@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use futures::FutureExt as _;
 
+use super::guardrail::ErasedGuardrail;
 use super::hooks::{bounded, panic_message};
 use crate::contract::guardrail::Boundary;
-use crate::contract::guardrail::{ErasedGuardrail, GuardrailContext, GuardrailVerdict};
+use crate::contract::guardrail::{GuardrailContext, GuardrailVerdict};
 use crate::di::{Resolver, Services};
 
 /// Runs `guard` on `ctx` (its dependencies resolved from `services` and the context's tenant)

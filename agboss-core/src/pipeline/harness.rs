@@ -27,7 +27,7 @@ fn single<T: Tool>(
     input: &serde_json::Value,
 ) -> Result<(T::Input, ExecutionContext, [Link; 1]), ToolCallError> {
     let typed = decode_input::<T>(input)?;
-    let execution = ExecutionContext::new(CallId::generate(), T::META.name, Arc::from([]));
+    let execution = ExecutionContext::new(CallId::generate(), T::META.name.clone(), Arc::from([]));
     Ok((typed, execution, [link(interceptor)]))
 }
 

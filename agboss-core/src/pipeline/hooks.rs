@@ -139,7 +139,7 @@ pin_project_lite::pin_project! {
     pub(crate) struct Caught<'s, F> {
         #[pin]
         fut: F,
-        tool: &'static ToolMeta,
+        tool: &'s ToolMeta,
         stage: &'s Stage,
         before: &'s [Link],
         after: &'s [Link],
@@ -168,7 +168,7 @@ impl<F: Future> Future for Caught<'_, F> {
 /// `fut` with its panics caught (see [`Caught`]).
 #[inline]
 pub(crate) fn caught<'s, F: Future>(
-    tool: &'static ToolMeta,
+    tool: &'s ToolMeta,
     stage: &'s Stage,
     (before, after): (&'s [Link], &'s [Link]),
     fut: F,
@@ -263,7 +263,7 @@ pub(crate) async fn after_chain(
         stage.set(at | Stage::AFTER);
         if events {
             tracing::trace!(
-                tool = call.tool.name,
+                tool = &*call.tool.name,
                 interceptor = link.interceptor.meta().name,
                 "after_tool_call"
             );
@@ -319,14 +319,14 @@ fn decision_event(call: &ToolCallContext<'_>, link: &Link, decision: &ToolCallDe
     let interceptor = link.interceptor.meta().name;
     match decision {
         ToolCallDecision::Allow => tracing::debug!(
-            tool = call.tool.name,
+            tool = &*call.tool.name,
             call_id = call.call_id(),
             interceptor,
             decision = "allow",
             "before_tool_call"
         ),
         ToolCallDecision::ReplyToModel { message } => tracing::debug!(
-            tool = call.tool.name,
+            tool = &*call.tool.name,
             call_id = call.call_id(),
             interceptor,
             decision = "reply_to_model",
@@ -334,7 +334,7 @@ fn decision_event(call: &ToolCallContext<'_>, link: &Link, decision: &ToolCallDe
             "before_tool_call"
         ),
         ToolCallDecision::Block { reason } => tracing::debug!(
-            tool = call.tool.name,
+            tool = &*call.tool.name,
             call_id = call.call_id(),
             interceptor,
             decision = "block",

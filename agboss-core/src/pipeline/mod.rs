@@ -12,16 +12,21 @@
 //! is [`observe`].
 //!
 //! Uses only [`crate::contract`] and the leaves. It owns the runtime side of the contract's
-//! erased forms: the resolved [`Chain`] a call runs on, the call slot of a tool type
-//! ([`ErasedToolSlot`], its [`CallEnv`] and inline [`CallFuture`]) and the hook table of an
-//! interceptor type (`typed`).
+//! erased forms (what a meta's build function returns as an opaque `Built`): the resolved
+//! [`Chain`] a call runs on, the call slot of a tool type ([`ErasedToolSlot`], its
+//! [`CallEnv`] and inline [`CallFuture`]), the hook table of an interceptor type (`typed`), a
+//! guardrail and an approval channel behind `dyn` (`guardrail`, `channel`), and a path's PII
+//! maskers ([`pii`]).
 mod approval;
 mod chain;
+mod channel;
 mod erased;
 pub mod guard;
+mod guardrail;
 pub(crate) mod harness;
 mod hooks;
 pub mod observe;
+pub mod pii;
 pub mod render;
 mod run;
 mod slot;
@@ -30,9 +35,15 @@ pub(crate) mod typed;
 
 pub(crate) use chain::Link;
 pub use chain::{Chain, ChainEntry, Exclusion};
+pub(crate) use channel::channel_of;
+#[doc(hidden)]
+pub use channel::{ErasedChannel, build_channel};
 pub(crate) use erased::slot_of;
 #[doc(hidden)]
 pub use erased::{CallEnv, CallFuture, ErasedToolSlot};
+pub(crate) use guardrail::guardrail_of;
+#[doc(hidden)]
+pub use guardrail::{ErasedGuardrail, build_input_guardrail, build_output_guardrail};
 pub(crate) use hooks::bounded;
 pub use render::{TRUNCATION_MARKER, truncate_result};
 pub use run::decode_input;

@@ -20,7 +20,7 @@
 //! masked.
 use std::borrow::Cow;
 
-use crate::contract::pii_policy::PiiChain;
+use super::pii::PiiChain;
 use crate::pii::MaskReport;
 
 /// The marker appended to a truncated result.

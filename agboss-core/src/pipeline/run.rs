@@ -9,6 +9,7 @@ use super::Chain;
 use super::approval::approval_point;
 use super::hooks::{Caught, Stage, Stop, after_chain, before_chain, bounded_by, caught};
 use super::trace::CallTrace;
+use crate::contract::MetaRef;
 use crate::contract::interceptor::ToolCallDecision;
 use crate::contract::interceptor::{InputHolder, ToolCallContext, ToolOutput};
 use crate::contract::outcome::{CallOutcome, FailureKind};
@@ -22,7 +23,7 @@ use crate::dto::Dto;
 /// several tools, e.g. every tool of an MCP server).
 pub(crate) struct ToolSlot<T> {
     shared: Option<T>,
-    meta: &'static ToolMeta,
+    meta: MetaRef<ToolMeta>,
 }
 
 impl<T: Tool> ToolSlot<T> {
@@ -34,13 +35,13 @@ impl<T: Tool> ToolSlot<T> {
         };
         Ok(Self {
             shared,
-            meta: T::META,
+            meta: MetaRef::Static(T::META),
         })
     }
 
     /// A slot of an instance built elsewhere, calls running under `meta`.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn of_instance(tool: T, meta: &'static ToolMeta) -> Self {
+    pub(crate) fn of_instance(tool: T, meta: MetaRef<ToolMeta>) -> Self {
         Self {
             shared: Some(tool),
             meta,
@@ -50,8 +51,12 @@ impl<T: Tool> ToolSlot<T> {
     /// The registration data the slot's calls run under (a constant unless the type serves
     /// several tools).
     #[inline]
-    pub(crate) fn meta(&self) -> &'static ToolMeta {
-        if T::META_PER_SLOT { self.meta } else { T::META }
+    pub(crate) fn meta(&self) -> &ToolMeta {
+        if T::META_PER_SLOT {
+            &self.meta
+        } else {
+            T::META
+        }
     }
 
     /// The schema a model sees when it is not the DTO's.
@@ -68,7 +73,7 @@ pub(crate) async fn run_typed<T: Tool>(
     env: CallEnv<'_>,
     input: T::Input,
 ) -> CallOutcome<T::Output> {
-    let trace = CallTrace::start(slot.meta().name, &env.call_id, &chain.path);
+    let trace = CallTrace::start(&slot.meta().name, &env.call_id, &chain.path);
     let stage = Stage::new();
     let running = run_guarded(slot, chain, env, input, &stage);
     // A panic caught around the call is its failure, classified by its error.
@@ -114,8 +119,8 @@ fn walk<'a, T: Tool>(
     stage: &'a Stage,
 ) -> impl Future<Output = CallOutcome<T::Output>> + 'a {
     async move {
-        let meta: &'static ToolMeta = slot.meta();
-        let execution = ExecutionContext::new(env.call_id, meta.name, chain.path.clone())
+        let meta: &ToolMeta = slot.meta();
+        let execution = ExecutionContext::new(env.call_id, meta.name.clone(), chain.path.clone())
             .with_idempotency_key(env.idempotency_key);
         let resolver = Resolver::for_call(env.services, env.tenant, &execution);
         let run_timeout = run_limit(meta, env.run_timeout);
@@ -250,7 +255,7 @@ fn finish<T: Tool>(meta: &ToolMeta, ran: CallOutcome<T::Output>) -> CallOutcome<
 async fn run_tool<T: Tool>(
     slot: &ToolSlot<T>,
     resolver: &Resolver<'_>,
-    meta: &'static ToolMeta,
+    meta: &ToolMeta,
     input: T::Input,
     limit: Option<Duration>,
 ) -> CallOutcome<T::Output> {

@@ -11,10 +11,10 @@ use super::render::{mask_message, render_result};
 use super::run::{ToolSlot, run_guarded};
 use super::trace::CallTrace;
 use super::{CallEnv, CallFuture, ErasedToolSlot};
-use crate::contract::Built;
 use crate::contract::outcome::{CallOutcome, FailureKind, Rendered};
 use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::contract::tool::{DEFAULT_MAX_INPUT_SIZE, ErasedToolType, Tool, ToolMeta};
+use crate::contract::{Built, MetaRef};
 use crate::di::{DiError, Services};
 use crate::dto::{Dto, ValidationError, code};
 
@@ -59,7 +59,7 @@ pub(crate) fn call_json_typed<'a, T: Tool>(
 ) -> impl Future<Output = CallOutcome<Rendered>> + Send + 'a {
     async move {
         let meta = slot.meta();
-        let trace = CallTrace::start(meta.name, &env.call_id, &chain.path);
+        let trace = CallTrace::start(&meta.name, &env.call_id, &chain.path);
         // Content only when opted in, masked by the path's policies (see `crate::telemetry`).
         let capture = trace.recording() && crate::telemetry::capture_content();
         if capture {
@@ -179,7 +179,7 @@ fn rendered<O: Dto>(
 pub struct ToolType<T>(PhantomData<fn() -> T>);
 
 impl<T: Tool> ErasedToolType for ToolType<T> {
-    fn build_slot(&self, _meta: &'static ToolMeta, services: &Services) -> Result<Built, DiError> {
+    fn build_slot(&self, _meta: &MetaRef<ToolMeta>, services: &Services) -> Result<Built, DiError> {
         let slot: Arc<dyn ErasedToolSlot> = Arc::new(ToolSlot::<T>::build(services)?);
         Ok(Built::new(slot))
     }

@@ -31,11 +31,7 @@ pub(crate) struct CallTrace {
 }
 
 impl CallTrace {
-    pub(crate) fn start(
-        tool: &'static str,
-        call_id: &crate::di::CallId,
-        path: &[&'static str],
-    ) -> Self {
+    pub(crate) fn start(tool: &str, call_id: &crate::di::CallId, path: &[&'static str]) -> Self {
         // No subscriber was ever installed: no span (see `telemetry::active`).
         if !crate::telemetry::active() {
             return Self {

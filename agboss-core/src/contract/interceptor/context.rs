@@ -47,19 +47,19 @@ impl<I: Dto> ErasedInput for InputHolder<'_, I> {
 /// What a `before_tool_call` hook sees: `{ tool, tool_name, call_id, input }`, after the input
 /// passed its DTO.
 pub struct ToolCallContext<'a> {
-    pub(crate) tool: &'static ToolMeta,
+    pub(crate) tool: &'a ToolMeta,
     pub(crate) input: &'a dyn ErasedInput,
     pub(crate) execution: &'a ExecutionContext,
 }
 
 impl<'a> ToolCallContext<'a> {
-    /// The tool's registration data (name, description, schemas).
-    pub fn tool(&self) -> &'static ToolMeta {
+    /// The tool's registration data (name, description, schemas), lent for the call.
+    pub fn tool(&self) -> &'a ToolMeta {
         self.tool
     }
     /// The tool's registered name, e.g. `get-order-tool`.
-    pub fn tool_name(&self) -> &'static str {
-        self.tool.name
+    pub fn tool_name(&self) -> &'a str {
+        &self.tool.name
     }
     /// True when the call is for tool `T`.
     pub fn is_tool<T: Tool>(&self) -> bool {
@@ -205,13 +205,13 @@ pub struct ToolCallResultContext<'a> {
 }
 
 impl<'a> ToolCallResultContext<'a> {
-    /// The tool's registration data.
-    pub fn tool(&self) -> &'static ToolMeta {
+    /// The tool's registration data, lent for the call.
+    pub fn tool(&self) -> &'a ToolMeta {
         self.call.tool
     }
     /// The tool's registered name.
-    pub fn tool_name(&self) -> &'static str {
-        self.call.tool.name
+    pub fn tool_name(&self) -> &'a str {
+        &self.call.tool.name
     }
     /// True when the call is for tool `T`.
     pub fn is_tool<T: Tool>(&self) -> bool {

@@ -1,15 +1,15 @@
 //! The connected servers of an app (held in its services) and the tools of whole servers.
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::borrow::Cow;
+use std::sync::Arc;
 
 use super::McpToolMeta;
 use super::connection::McpServer;
 use super::dto::{McpArguments, McpResult};
 use super::remote::{McpRemote, check_declaration};
 use crate::cascade::RemoteServer;
-use crate::contract::Built;
 use crate::contract::handler_error::ToolError;
 use crate::contract::tool::{ErasedToolType, Tool, ToolHandler, ToolMeta};
+use crate::contract::{Built, MetaRef};
 use crate::di::BuildError;
 use crate::di::{DiError, Resolver, Services};
 use crate::dto::{Dto, ValidationError};
@@ -23,24 +23,24 @@ impl RemoteServer for McpServer {
         McpServer::name(self)
     }
 
-    fn check(&self, meta: &'static ToolMeta) -> Result<(), BuildError> {
+    fn check(&self, meta: &ToolMeta) -> Result<(), BuildError> {
         let Some(remote) = McpToolMeta::of(meta) else {
             return Ok(());
         };
         check_declaration(
             meta,
             remote,
-            self.tool(remote.remote),
+            self.tool(&remote.remote),
             self.tools().map(|t| t.name.clone()),
         )
         .map_err(|problem| BuildError::Mcp {
             server: remote.server,
-            tool: Some(meta.name),
+            tool: Some(meta.name.clone()),
             problem,
         })
     }
 
-    fn server_tools(&self) -> Result<Vec<&'static ToolMeta>, BuildError> {
+    fn server_tools(&self) -> Result<Vec<MetaRef<ToolMeta>>, BuildError> {
         let server = McpServer::name(self);
         self.tools()
             .map(|t| server_tool_meta(server, &t.name, &t.description))
@@ -77,15 +77,14 @@ pub fn server_tool_name(server: &str, remote: &str) -> String {
     format!("{}__{}", clean(server), clean(remote))
 }
 
-/// The registration data of one tool of a whole server, made once per (server, tool,
-/// description) in the process and kept: a reconnected or rebuilt app reuses it.
+/// The registration data of one tool of a whole server, made from the server's listing each
+/// time an app is built and owned by that app (its bound tools and slots hold it): dropping
+/// the app frees it.
 fn server_tool_meta(
     server: &'static str,
     remote: &str,
     description: &str,
-) -> Result<&'static ToolMeta, BuildError> {
-    type Key = (&'static str, String, String);
-    static METAS: OnceLock<Mutex<HashMap<Key, &'static ToolMeta>>> = OnceLock::new();
+) -> Result<MetaRef<ToolMeta>, BuildError> {
     let name = server_tool_name(server, remote);
     if name.len() > MAX_TOOL_NAME {
         return Err(BuildError::Mcp {
@@ -96,28 +95,14 @@ fn server_tool_meta(
             ),
         });
     }
-    let key: Key = (server, remote.to_owned(), description.to_owned());
-    let mut metas = METAS
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(meta) = metas.get(&key) {
-        return Ok(meta);
-    }
-    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
-    let remote: &'static str = leak(remote.to_owned());
-    let mcp: &'static McpToolMeta = Box::leak(Box::new(McpToolMeta {
-        server,
-        remote,
-        typed_input: false,
-        typed_output: false,
-    }));
+    let mut remote_end = McpToolMeta::new(server, "", false, false);
+    remote_end.remote = Cow::Owned(remote.to_owned());
     // The type's registration data, with this tool's name, description and remote end.
-    let meta: &'static ToolMeta = Box::leak(Box::new(
-        server_tool(leak(name), leak(description.to_owned())).with_mcp(mcp),
-    ));
-    metas.insert(key, meta);
-    Ok(meta)
+    let mut meta = server_tool("", "");
+    meta.name = Cow::Owned(name);
+    meta.description = Cow::Owned(description.to_owned());
+    meta.mcp = Some(MetaRef::Shared(Arc::new(remote_end)));
+    Ok(MetaRef::Shared(Arc::new(meta)))
 }
 
 /// One tool of a whole server: the remote schemas in and out.
@@ -168,10 +153,12 @@ impl Tool for McpServerTool {
 struct ServerToolType;
 
 impl ErasedToolType for ServerToolType {
-    fn build_slot(&self, meta: &'static ToolMeta, services: &Services) -> Result<Built, DiError> {
+    fn build_slot(&self, meta: &MetaRef<ToolMeta>, services: &Services) -> Result<Built, DiError> {
         let remote = McpRemote::from_services(services, meta)?;
-        let slot: Arc<dyn ErasedToolSlot> =
-            Arc::new(ToolSlot::of_instance(McpServerTool { remote }, meta));
+        let slot: Arc<dyn ErasedToolSlot> = Arc::new(ToolSlot::of_instance(
+            McpServerTool { remote },
+            meta.clone(),
+        ));
         Ok(Built::new(slot))
     }
 }

@@ -23,7 +23,7 @@ use crate::dto::{Dto, FieldError, ValidationError, code};
 #[doc(hidden)]
 pub struct McpRemote {
     server: McpServer,
-    remote: &'static McpToolMeta,
+    remote: McpToolMeta,
     timeout: Option<Duration>,
     /// The remote input schema, checked per call (a tool without an input DTO).
     input: Option<Arc<jsonschema::Validator>>,
@@ -34,14 +34,11 @@ pub struct McpRemote {
 
 impl McpRemote {
     /// The remote of `meta` on the app's connected servers (the build checked it exists).
-    pub fn resolve(resolver: &Resolver<'_>, meta: &'static ToolMeta) -> Result<Self, DiError> {
+    pub fn resolve(resolver: &Resolver<'_>, meta: &ToolMeta) -> Result<Self, DiError> {
         Self::from_services(resolver.services(), meta)
     }
 
-    pub(crate) fn from_services(
-        services: &Services,
-        meta: &'static ToolMeta,
-    ) -> Result<Self, DiError> {
+    pub(crate) fn from_services(services: &Services, meta: &ToolMeta) -> Result<Self, DiError> {
         let missing = |what: String| DiError::Failed(format!("tool `{}`: {what}", meta.name));
         let remote = McpToolMeta::of(meta).ok_or_else(|| missing("not an MCP tool".into()))?;
         let servers = services
@@ -52,7 +49,7 @@ impl McpRemote {
             .and_then(|s| s.as_any().downcast_ref::<McpServer>())
             .ok_or_else(|| missing(format!("MCP server `{}` is not connected", remote.server)))?;
         let listed = server
-            .tool(remote.remote)
+            .tool(&remote.remote)
             .ok_or_else(|| missing(format!("{remote} does not exist")))?;
         let compile = |schema: &Value| {
             jsonschema::validator_for(schema)
@@ -74,7 +71,7 @@ impl McpRemote {
         };
         Ok(Self {
             server: server.clone(),
-            remote,
+            remote: remote.clone(),
             timeout: meta.timeout_ms.map(Duration::from_millis),
             input,
             input_schema: listed.input_schema.clone(),
@@ -127,7 +124,7 @@ impl McpRemote {
         };
         let result = self
             .server
-            .call_tool(self.remote.remote, arguments, self.timeout)
+            .call_tool(&self.remote.remote, arguments, self.timeout)
             .await?;
         Ok(self.output::<O>(result)?)
     }
@@ -136,13 +133,13 @@ impl McpRemote {
         let text = text_of(&result.content);
         let invalid = |message: String| McpError::InvalidResult {
             server: self.remote.server,
-            tool: self.remote.remote.to_owned(),
+            tool: self.remote.remote.to_string(),
             message,
         };
         if result.is_error == Some(true) {
             return Err(McpError::ToolFailed {
                 server: self.remote.server,
-                tool: self.remote.remote.to_owned(),
+                tool: self.remote.remote.to_string(),
                 message: text,
             });
         }
@@ -296,7 +293,7 @@ fn types(schema: &Value) -> Option<Vec<String>> {
 
 /// Why a listed tool cannot serve a declaration, or nothing.
 pub(crate) fn check_declaration(
-    meta: &'static ToolMeta,
+    meta: &ToolMeta,
     remote: &McpToolMeta,
     listed: Option<&McpRemoteTool>,
     available: impl Iterator<Item = String>,

@@ -1,6 +1,7 @@
 //! The remote end of an MCP tool ([`McpToolMeta`]): what a tool's meta names as its
 //! [`RemoteMeta`].
 use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::contract::tool::{RemoteMeta, ToolMeta};
@@ -10,15 +11,15 @@ use crate::contract::tool::{RemoteMeta, ToolMeta};
 ///
 /// ```
 /// use agboss_core::mcp::client::McpToolMeta;
-/// let remote = McpToolMeta { server: "everything", remote: "get-sum", typed_input: true, typed_output: false };
+/// let remote = McpToolMeta::new("everything", "get-sum", true, false);
 /// assert_eq!(remote.to_string(), "`get-sum` on MCP server `everything`");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpToolMeta {
     /// The server's name.
     pub server: &'static str,
-    /// The tool's name on the server.
-    pub remote: &'static str,
+    /// The tool's name on the server (owned by the app for a tool of a whole server).
+    pub remote: Cow<'static, str>,
     /// The input is a DTO of the app (`input = SomeDto`), checked at build against the remote
     /// input schema; otherwise the arguments are checked against the remote schema per call.
     pub typed_input: bool,
@@ -43,9 +44,24 @@ impl RemoteMeta for McpToolMeta {
 }
 
 impl McpToolMeta {
+    /// The remote end `remote` on server `server` (what `#[mcp_tool]` writes).
+    pub const fn new(
+        server: &'static str,
+        remote: &'static str,
+        typed_input: bool,
+        typed_output: bool,
+    ) -> Self {
+        Self {
+            server,
+            remote: Cow::Borrowed(remote),
+            typed_input,
+            typed_output,
+        }
+    }
     /// The MCP end of a tool's meta, if it is an MCP tool.
-    pub fn of(meta: &ToolMeta) -> Option<&'static McpToolMeta> {
+    pub fn of(meta: &ToolMeta) -> Option<&McpToolMeta> {
         meta.mcp
+            .as_deref()
             .and_then(|remote| remote.as_any().downcast_ref::<McpToolMeta>())
     }
 }

@@ -44,10 +44,10 @@ impl ServedTools {
         callbacks: Vec<SharedToolCallback>,
         bound: impl IntoIterator<Item = &'b BoundTool>,
     ) -> Result<Self, String> {
-        let keeps_shape: HashMap<&'static str, &'b BoundTool> = bound
+        let keeps_shape: HashMap<&'b str, &'b BoundTool> = bound
             .into_iter()
             .filter(|b| b.chain().pii().is_empty() && b.max_result_size().is_none())
-            .map(|b| (b.meta().name, b))
+            .map(|b| (&*b.meta().name, b))
             .collect();
         let mut tools = Vec::with_capacity(callbacks.len());
         let mut by_name = HashMap::default();
@@ -75,6 +75,7 @@ impl ServedTools {
                     callback
                         .metadata()
                         .tool
+                        .as_deref()
                         .is_some_and(|m| std::ptr::eq(m, b.meta()))
                 })
                 .and_then(|b| match (b.meta().output_schema)() {
@@ -91,6 +92,7 @@ impl ServedTools {
             let long_running = callback
                 .metadata()
                 .tool
+                .as_deref()
                 .is_some_and(|m| m.long_running && m.approval.is_none());
             tools.push(Served {
                 callback,
