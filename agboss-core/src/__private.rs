@@ -22,7 +22,7 @@ pub use probe::{Dep, NotInjectable, assert_inject, assert_service};
 
 pub use crate::contract::Built;
 pub use crate::contract::agent::{
-    Agent, AgentMeta, AgentOutput, Router, RouterMeta, ToolErrorPolicy,
+    Agent, AgentMeta, AgentOutput, Router, RouterMeta, ToolErrorPolicy, agent_meta,
 };
 pub use crate::contract::channel::{ApprovalChannel, Channel, ChannelMeta, channel_meta};
 pub use crate::contract::guardrail::{

@@ -188,6 +188,9 @@ pub mod guide {
     pub mod typed_outputs {
         #![doc = include_str!("../docs/guide/typed_outputs.md")]
     }
+    pub mod handoffs {
+        #![doc = include_str!("../docs/guide/handoffs.md")]
+    }
     pub mod usage_limits {
         #![doc = include_str!("../docs/guide/usage_limits.md")]
     }

@@ -97,11 +97,18 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let output_retries = output_retries(&args.keys, &mut errors);
+    check::no_duplicates("handoffs", &args.keys.handoffs, &mut errors);
+    handoff_self(&item.ident, &args.keys, &mut errors);
     finish(&item, errors, fallback, || {
         let p = quote!(::agboss_core::__private);
         let named = name_fields(&args);
         let instructions = str_or_empty(&args.keys.instructions);
         let tools = meta_list(paths(&args.keys.tools), "Tool");
+        // Functions, not the metas themselves: two agents may hand off to each other.
+        let handoffs = paths(&args.keys.handoffs).iter().map(|a| {
+            quote::quote_spanned!(syn::spanned::Spanned::span(a)=> #p::agent_meta::<#a> as fn() -> &'static #p::AgentMeta)
+        });
+        let handoffs = quote!(&[#(#handoffs),*]);
         let output = match &args.keys.output {
             Some(dto) => {
                 let dto = &dto.0;
@@ -130,11 +137,27 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
                 guardrails: #guardrails,
                 output: #output,
                 output_retries: #output_retries,
+                handoffs: #handoffs,
             },
             TokenStream::new(),
             TokenStream::new(),
         )
     })
+}
+
+/// `handoffs`: never the agent itself (`[agent.handoff-self]`: the run would only hand
+/// itself over until the bound stops it).
+fn handoff_self(ident: &syn::Ident, keys: &AgentKeys, errors: &mut Errors) {
+    for path in paths(&keys.handoffs) {
+        if path.is_ident("Self") || path.segments.last().is_some_and(|s| s.ident == *ident) {
+            errors.push(syn::Error::new_spanned(
+                path,
+                format!(
+                    "[agent.handoff-self] `{ident}` cannot hand its run to itself: list other agents in `handoffs = [..]`"
+                ),
+            ));
+        }
+    }
 }
 
 /// `output_retries`: a whole number (`[agent.output-retries]`), on an agent with an

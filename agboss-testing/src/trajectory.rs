@@ -22,6 +22,13 @@ pub enum Move {
         /// The chosen agent.
         route: String,
     },
+    /// An agent handed the rest of the run to another.
+    Handoff {
+        /// The agent that handed over.
+        from: String,
+        /// The agent that goes on.
+        to: String,
+    },
     /// A typed answer of `step` failed its validation and went back as a correction.
     OutputRejected {
         /// The agent.
@@ -44,6 +51,7 @@ impl fmt::Display for Move {
         match self {
             Self::Tool { step, tool } => write!(f, "{step} → {tool}"),
             Self::Route { router, route } => write!(f, "{router} ⇢ {route}"),
+            Self::Handoff { from, to } => write!(f, "{from} ⇉ {to}"),
             Self::OutputRejected { step } => write!(f, "{step} ✗ output"),
             Self::LimitExceeded { step } => write!(f, "{step} ⛔ limit"),
             Self::Answer { step } => write!(f, "{step} ✎"),
@@ -99,6 +107,10 @@ pub fn trajectory(events: &[RunEvent]) -> Vec<Move> {
                 router: router.clone(),
                 route: route.clone(),
             }),
+            RunEvent::Handoff { from, to, .. } => Some(Move::Handoff {
+                from: from.clone(),
+                to: to.clone(),
+            }),
             RunEvent::OutputRejected { step, .. } => {
                 Some(Move::OutputRejected { step: step.clone() })
             }
@@ -112,6 +124,7 @@ pub fn trajectory(events: &[RunEvent]) -> Vec<Move> {
 }
 
 /// Asserts a run's moves, each written as its `Display` (`"agent → tool"`, `"router ⇢ agent"`,
+/// `"agent ⇉ other-agent"` (a handoff),
 /// `"agent ✗ output"`, `"agent ⛔ limit"`, `"agent ✎"`); the panic message shows both lists.
 #[track_caller]
 pub fn assert_trajectory(events: &[RunEvent], expected: &[&str]) {

@@ -43,6 +43,7 @@ pub const AGENT: &AgentMeta = &AgentMeta {
     guardrails: GUARDRAILS,
     output: None,
     output_retries: None,
+    handoffs: &[],
 };
 
 /// Placeholder of an erroneous `#[router]`.

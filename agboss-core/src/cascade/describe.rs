@@ -86,6 +86,9 @@ fn render_router(out: &mut String, router: &ResolvedRouter, indent: usize) {
 fn render_agent(out: &mut String, agent: &ResolvedAgent, indent: usize) {
     let pad = " ".repeat(indent);
     let _ = writeln!(out, "{pad}agent `{}`", agent.meta.name);
+    for target in agent.meta.handoffs.iter().map(|t| t()) {
+        let _ = writeln!(out, "{pad}  hands off to `{}`", target.name);
+    }
     render_guardrails(out, &agent.guardrails, indent + 2);
     for tool in &agent.tools {
         render_tool(out, tool, indent + 2);

@@ -58,6 +58,22 @@ pub(super) fn dedup(tools: &[MetaRef<ToolMeta>]) -> Vec<MetaRef<ToolMeta>> {
         .collect()
 }
 
+/// Every handoff target (`#[agent(handoffs = [..])]`) is an agent of the app: a handoff to
+/// one it does not hold could only fail at run time.
+pub(super) fn check_handoffs(agents: &[&'static AgentMeta]) -> Result<(), BuildError> {
+    for agent in agents {
+        for target in agent.handoffs.iter().map(|t| t()) {
+            if !agents.iter().any(|a| a.name == target.name) {
+                return Err(BuildError::UnknownHandoff {
+                    agent: agent.name,
+                    target: target.name,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Two different tools with one name (a whole server's tool beside a declared one, say): the
 /// model could not tell them apart. Registered tools are checked by the registry already.
 pub(super) fn check_tool_names(tools: &[MetaRef<ToolMeta>]) -> Result<(), BuildError> {

@@ -9,8 +9,8 @@ use std::time::Duration;
 use super::bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 use super::guardrails::GuardSpec;
 use super::resolution::{
-    PendingAgent, PendingRouter, PendingWorkflow, Resolution, check_tool_names, dedup, tool_key,
-    tool_scope,
+    PendingAgent, PendingRouter, PendingWorkflow, Resolution, check_handoffs, check_tool_names,
+    dedup, tool_key, tool_scope,
 };
 use super::{BuildWarning, Pool, RemoteServers, ScopeSpec};
 use crate::contract::MetaRef;
@@ -126,6 +126,7 @@ impl Blueprint {
                 agent_metas.extend_from_slice(router.routes);
             }
         }
+        check_handoffs(&agent_metas)?;
         for agent in agent_metas {
             all_tools.extend(r.agent_tools(agent)?);
         }

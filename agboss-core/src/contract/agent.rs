@@ -116,6 +116,39 @@ pub struct AgentMeta {
     /// Answers that fail the output's validation sent back to the model as a correction
     /// before the step fails (`output_retries`; `None`: [`DEFAULT_OUTPUT_RETRIES`]).
     pub output_retries: Option<u32>,
+    /// The agents this one may hand the rest of its run to (`handoffs = [..]`): the model
+    /// sees one `transfer_to_<name>` tool per target ([`handoff_tool_name`]). Functions
+    /// ([`agent_meta`]), so two agents may hand off to each other.
+    pub handoffs: &'static [fn() -> &'static AgentMeta],
+}
+
+/// The registration data of agent `A`: what `handoffs = [..]` lists.
+///
+/// ```
+/// use agboss_core::contract::agent::agent_meta;
+/// use agboss_core::prelude::*;
+///
+/// #[agent(name = "shipping-agent", description = "Tracks parcels")]
+/// pub struct ShippingAgent;
+///
+/// assert_eq!(agent_meta::<ShippingAgent>().name, "shipping-agent");
+/// ```
+#[must_use]
+pub fn agent_meta<A: Agent>() -> &'static AgentMeta {
+    A::META
+}
+
+/// The name of the tool the model calls to hand its run to `target` (an agent's name):
+/// `transfer_to_` and the name with `-` as `_`.
+///
+/// ```
+/// use agboss_core::contract::agent::handoff_tool_name;
+///
+/// assert_eq!(handoff_tool_name("shipping-agent"), "transfer_to_shipping_agent");
+/// ```
+#[must_use]
+pub fn handoff_tool_name(target: &str) -> String {
+    format!("transfer_to_{}", target.replace('-', "_"))
 }
 
 /// Corrections an agent with a typed output gets when it sets no `output_retries`.
@@ -131,7 +164,7 @@ impl fmt::Debug for AgentMeta {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an agent [agent.not-an-agent]",
     label = "expected an `#[agent]` struct",
-    note = "only structs annotated with `#[agent(...)]` can be listed in `agents = [...]` / `routes = [...]`"
+    note = "only structs annotated with `#[agent(...)]` can be listed in `agents = [...]` / `routes = [...]` / `handoffs = [...]`"
 )]
 pub trait Agent: 'static {
     /// Registration data.

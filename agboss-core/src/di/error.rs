@@ -68,6 +68,16 @@ pub enum BuildError {
     /// A tool is registered twice in one app, or another structural problem.
     #[error("{0}")]
     Invalid(String),
+    /// An agent hands off (`handoffs = [..]`) to an agent the app does not hold.
+    #[error(
+        "agent `{agent}` hands off to `{target}`, which is not in the app: add it (`.agent::<..>()`, a workflow or a router)"
+    )]
+    UnknownHandoff {
+        /// The agent that hands off.
+        agent: &'static str,
+        /// The missing target.
+        target: &'static str,
+    },
     /// An MCP server the app uses is not connected, lacks a tool an `#[mcp_tool]` names, or
     /// has a tool whose schema does not fit its declaration.
     #[error("{}MCP server `{server}`: {problem}", tool.as_ref().map(|t| format!("tool `{t}`: ")).unwrap_or_default())]

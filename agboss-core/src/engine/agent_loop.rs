@@ -7,6 +7,7 @@ use super::events::{RunEvent, StepKind, StepOutcome};
 use super::first_turn::{FirstTurn, first_turn_checked};
 use super::gate::{OutputGate, gate_final, gate_interim};
 use super::guardrails::{Checked, check_text};
+use super::handoff::{self, Ended};
 use super::model_turn::call_model;
 use super::output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, Stats};
 use super::run_error::RunError;
@@ -38,6 +39,33 @@ pub(crate) async fn run_route(
     input: String,
     stats: &mut Stats,
 ) -> Result<String, RunError> {
+    let (mut agent, mut checked, mut input) = (agent, checked, input);
+    // A handed-over request is checked by its target's input guardrails, all of them.
+    let mut handed_over = false;
+    loop {
+        match run_step(run, agent, checked, handed_over, input, stats).await? {
+            Ended::Answer(text) => return Ok(text),
+            Ended::Handoff {
+                to,
+                reason,
+                input: request,
+            } => {
+                agent = handoff::take(run, agent.meta.name, to, reason, &mut stats.handoffs)?;
+                (checked, input, handed_over) = (None, request, true);
+            }
+        }
+    }
+}
+
+/// One agent's step, to its final answer or its handoff.
+async fn run_step(
+    run: &RunState,
+    agent: &ResolvedAgent,
+    checked: Option<&GuardrailChain>,
+    handed_over: bool,
+    input: String,
+    stats: &mut Stats,
+) -> Result<Ended, RunError> {
     let name = agent.meta.name;
     // The run's typed answer is the last answering step's: none until this one answers.
     stats.output = None;
@@ -47,7 +75,7 @@ pub(crate) async fn run_route(
         input: input.clone(),
     });
     // The run's own agent is traced by the run's span; a routed or workflow agent gets one.
-    let span = if name == run.target_name() {
+    let span = if name == run.target_name() && !handed_over {
         tracing::Span::none()
     } else {
         telemetry::agent_span(name)
@@ -55,7 +83,7 @@ pub(crate) async fn run_route(
     // Boxed: the loop's future is the largest of a run (its model turn, its guardrails, its
     // calls). Held inline, every future above it (the route, the target, the run) would
     // carry it and copy it once per level; boxed, it is copied once, into the box.
-    let result = Box::pin(agent_loop(run, agent, checked, input, stats))
+    let result = Box::pin(agent_loop(run, agent, checked, handed_over, input, stats))
         .instrument(span.clone())
         .await;
     telemetry::finish_step(&span, &result);
@@ -68,21 +96,22 @@ pub(crate) async fn run_route(
 }
 
 /// Ends the step with `text`.
-fn final_answer(run: &RunState, step: &str, text: String) -> Result<String, RunError> {
+fn final_answer(run: &RunState, step: &str, text: String) -> Result<Ended, RunError> {
     run.emit(|| RunEvent::FinalAnswer {
         step: step.to_string(),
         text: text.clone(),
     });
-    Ok(text)
+    Ok(Ended::Answer(text))
 }
 
 async fn agent_loop(
     run: &RunState,
     agent: &ResolvedAgent,
     checked: Option<&GuardrailChain>,
+    handed_over: bool,
     input: String,
     stats: &mut Stats,
-) -> Result<String, RunError> {
+) -> Result<Ended, RunError> {
     let meta = agent.meta;
     let model = run
         .rt()
@@ -101,7 +130,7 @@ async fn agent_loop(
         .filter(|e| checked.is_none_or(|c| !c.contains(e.meta)))
         .partition(|e| e.meta.parallel);
     // The run's own target: its blocking guardrails ran before the run was stored.
-    let blocking_guards = if checked.is_none() && run.input_checked() {
+    let blocking_guards = if checked.is_none() && run.input_checked() && !handed_over {
         Vec::new()
     } else {
         blocking_guards
@@ -126,8 +155,12 @@ async fn agent_loop(
         run.rt().base_callbacks(agent),
         &run.ctx().layers,
     );
-    let mut req =
-        ModelRequest::default().with_tools(callbacks.iter().map(|c| c.shared_definition()));
+    let mut req = ModelRequest::default().with_tools(
+        callbacks
+            .iter()
+            .map(|c| c.shared_definition())
+            .chain(handoff::definitions(meta)),
+    );
     if !meta.instructions.is_empty() {
         req.messages.push(Message::system(meta.instructions));
     }
@@ -139,7 +172,7 @@ async fn agent_loop(
         // The thread's history, as it was when the run started.
         req.messages.extend(journal.history.iter().cloned());
     }
-    req.messages.push(Message::user(input));
+    req.messages.push(Message::user(input.clone()));
     let max_turns = run
         .ctx()
         .max_turns
@@ -218,6 +251,12 @@ async fn agent_loop(
         }
         if let Some(answer) = gate_interim(run, meta.name, &mut gate).await? {
             return final_answer(run, meta.name, answer);
+        }
+        // A handoff ends the step: the other calls of its turn do not run.
+        if let Some((call, to)) = handoff::requested(meta, &message.tool_calls) {
+            handoff::record(run, turn, call, to).await?;
+            let reason = handoff::reason(call);
+            return Ok(Ended::Handoff { to, reason, input });
         }
         let calls = message.tool_calls.clone();
         req.messages.push(Message::Assistant(message));

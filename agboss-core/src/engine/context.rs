@@ -145,6 +145,7 @@ pub struct RunContext {
     pub(crate) cancel: CancelToken,
     pub(crate) layers: RunLayers,
     pub(crate) max_turns: Option<u32>,
+    pub(crate) max_handoffs: Option<u32>,
     pub(crate) max_parallel: Option<usize>,
     pub(crate) tool_errors: HashMap<String, ToolErrorPolicy>,
     pub(crate) thread: Option<String>,
@@ -160,6 +161,7 @@ impl fmt::Debug for RunContext {
             .field("cancel", &self.cancel)
             .field("layers", &self.layers)
             .field("max_turns", &self.max_turns)
+            .field("max_handoffs", &self.max_handoffs)
             .field("max_parallel", &self.max_parallel)
             .field("tool_errors", &self.tool_errors)
             .field("thread", &self.thread)
@@ -246,6 +248,20 @@ impl RunContext {
     /// Overrides every agent's `max_turns` for this run.
     pub fn max_turns(mut self, turns: u32) -> Self {
         self.max_turns = Some(turns.max(1));
+        self
+    }
+    /// Bounds the handoffs of this run (`#[agent(handoffs = [..])]`; default
+    /// [`DEFAULT_MAX_HANDOFFS`](super::DEFAULT_MAX_HANDOFFS)): the handoff past it fails the
+    /// run with [`RunError::MaxHandoffsExceeded`](super::RunError::MaxHandoffsExceeded).
+    ///
+    /// ```
+    /// use agboss_core::engine::RunContext;
+    ///
+    /// let ctx = RunContext::new().max_handoffs(1);
+    /// assert!(format!("{ctx:?}").contains("max_handoffs: Some(1)"));
+    /// ```
+    pub fn max_handoffs(mut self, handoffs: u32) -> Self {
+        self.max_handoffs = Some(handoffs);
         self
     }
     /// Overrides every agent's `max_parallel_tool_calls` for this run.

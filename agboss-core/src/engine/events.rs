@@ -217,6 +217,15 @@ pub enum RunEvent {
         /// The tool.
         tool: String,
     },
+    /// An agent handed the rest of the run to another (`#[agent(handoffs = [..])]`).
+    Handoff {
+        /// The agent that handed over.
+        from: String,
+        /// The agent that goes on.
+        to: String,
+        /// The reason the model gave, if any.
+        reason: Option<String>,
+    },
     /// A router chose a route.
     RouteChosen {
         /// The router.

@@ -90,6 +90,7 @@ mod first_turn;
 mod flow;
 mod gate;
 mod guardrails;
+mod handoff;
 pub(crate) mod in_doubt;
 pub(crate) mod journal;
 mod limits;
@@ -111,6 +112,7 @@ pub mod workflow;
 
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
+pub use handoff::DEFAULT_MAX_HANDOFFS;
 pub use in_doubt::InDoubtResolution;
 pub use limits::{LimitKind, UsageCount, UsageLimitExceeded, UsageLimits};
 pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, OutputError, RunOutput};

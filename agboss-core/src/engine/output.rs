@@ -103,6 +103,8 @@ pub(crate) struct Stats {
     pub(crate) model_turns: u32,
     pub(crate) tool_calls: u32,
     pub(crate) routes: Vec<(String, String)>,
+    /// Handoffs the run made so far (bounded by `max_handoffs`).
+    pub(crate) handoffs: u32,
     /// The typed answer of the last agent step that answered (see [`RunOutput::output`]).
     pub(crate) output: Option<Value>,
 }

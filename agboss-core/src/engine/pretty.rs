@@ -86,6 +86,7 @@ impl RunEvent {
             Self::TextDelta { .. }
             | Self::Usage { .. }
             | Self::RouteChosen { .. }
+            | Self::Handoff { .. }
             | Self::ToolCallRequested { .. }
             | Self::FinalAnswer { .. }
             | Self::OutputRejected { .. }
@@ -127,6 +128,10 @@ impl fmt::Display for RunEvent {
                 route,
                 reason,
             } => write!(f, "⇢ {router} chose {route} ({reason})"),
+            Self::Handoff { from, to, reason } => match reason {
+                Some(reason) => write!(f, "⇉ {from} handed off to {to} ({reason})"),
+                None => write!(f, "⇉ {from} handed off to {to}"),
+            },
             Self::ToolCallRequested {
                 call_id,
                 tool,

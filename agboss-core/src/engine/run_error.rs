@@ -44,6 +44,17 @@ pub enum RunError {
         /// The limit.
         max_turns: u32,
     },
+    /// The run's agents handed it over more than `max_handoffs` times (a cycle, most
+    /// likely: `#[agent(handoffs = [..])]`, `RunContext::max_handoffs`).
+    #[error(
+        "agent `{agent}` would hand the run over once more than max_handoffs ({max_handoffs}) allows"
+    )]
+    MaxHandoffsExceeded {
+        /// The agent whose handoff was refused.
+        agent: String,
+        /// The limit.
+        max_handoffs: u32,
+    },
     /// An agent with a typed output (`#[agent(output = ..)]`) gave no valid answer: its last
     /// one failed the DTO's validation after every correction (`output_retries`) was used.
     /// The source names every failing path.

@@ -200,6 +200,7 @@ fn run_error_type(err: &RunError) -> &'static str {
         RunError::NoModel { .. } => "no_model",
         RunError::Model { .. } => "model",
         RunError::MaxTurnsExceeded { .. } => "max_turns_exceeded",
+        RunError::MaxHandoffsExceeded { .. } => "max_handoffs_exceeded",
         RunError::InvalidOutput { .. } => "invalid_output",
         RunError::UsageLimit(_) => "usage_limit",
         RunError::Step(s) if s.as_blocked().is_some() => "blocked",

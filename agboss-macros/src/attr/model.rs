@@ -136,6 +136,7 @@ pub struct AgentKeys {
     pub tool_errors: Option<Str>,
     pub output: Option<TypePath>,
     pub output_retries: Option<Int>,
+    pub handoffs: Option<PathList>,
     #[darling(flatten)]
     pub scope: Guardrails<Cascade>,
 }
