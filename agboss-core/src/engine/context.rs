@@ -252,7 +252,7 @@ impl RunContext {
     }
     /// Bounds the handoffs of this run (`#[agent(handoffs = [..])]`; default
     /// [`DEFAULT_MAX_HANDOFFS`](super::DEFAULT_MAX_HANDOFFS)): the handoff past it fails the
-    /// run with [`RunError::MaxHandoffsExceeded`](super::RunError::MaxHandoffsExceeded).
+    /// run with [`RunError::MaxHandoffsExceeded`].
     ///
     /// ```
     /// use agboss_core::engine::RunContext;
