@@ -54,6 +54,7 @@
 //! | `gate.rs` | the output gate | `OutputGate`: holding, windowing and releasing streamed text |
 //! | `model_turn.rs` | journaled replay of model turns | one model call: read back, or streamed and recorded |
 //! | `router.rs` | the router | choosing a route, running it |
+//! | `handoff.rs` | handoffs | an agent's `transfer_to_<name>` tools, the handoff's journal step, its target, the run's bound |
 //! | `flow.rs` | the workflow flow | a workflow's steps in order, `on_error` handlers |
 //! | `tool_step.rs` | a workflow tool step | one journaled call of a tool, no model reading it |
 //! | `approval.rs` | gated calls in a run | a journaled call's ticket: opening, claiming, refusing |
