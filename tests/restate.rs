@@ -11,8 +11,8 @@ use agboss_core::App;
 use agboss_core::engine::InDoubtResolution;
 use agboss_core::model::Message;
 use agboss_core::store::{
-    RunStatus, RunStore as _, SharedStore, SqliteStore, ThreadStore as _, TicketState,
-    TicketStore as _,
+    PostgresStore, RunStatus, RunStore as _, SharedStore, SqliteStore, ThreadStore as _,
+    TicketState, TicketStore as _,
 };
 use agboss_restate::{RestateClient, RunReply, RunRequest};
 
@@ -25,7 +25,9 @@ struct Env {
     client: RestateClient,
     ingress: String,
     admin: String,
-    db: std::path::PathBuf,
+    /// The store every worker shares: `sqlite:<path>` or a PostgreSQL URL.
+    store_arg: String,
+    schema: String,
     counter: std::path::PathBuf,
     store: SharedStore,
     /// Tenants of this run (apart from an earlier run's on the same server).
@@ -34,6 +36,10 @@ struct Env {
 }
 
 impl Env {
+    fn worker(&self, mode: &str) -> Worker {
+        Worker::start(&self.store_arg, &self.schema, &self.counter, mode)
+    }
+
     /// Puts a new balancer in front of `workers` and registers it as the deployment.
     async fn deploy(&self, workers: &[&Worker]) {
         let port = balancer(workers.iter().map(|w| w.port).collect());
@@ -86,13 +92,55 @@ async fn restate_backend() {
     };
     let (dir, nonce) = scratch("backend");
     let db = dir.join("store.sqlite");
-    let store = SharedStore::new(SqliteStore::open(support::path(&db)).await.unwrap());
+    let sqlite = SharedStore::new(SqliteStore::open(support::path(&db)).await.unwrap());
+    let store_arg = format!("sqlite:{}", support::path(&db));
+    scenarios(
+        &ingress,
+        &admin,
+        &dir,
+        &nonce,
+        sqlite,
+        store_arg,
+        String::new(),
+    )
+    .await;
+    if let Some(url) = support::pg_url() {
+        let schema = format!("restate_{}", std::process::id());
+        let pg = PostgresStore::connect_with_schema(&url, &schema)
+            .await
+            .unwrap();
+        let nonce = format!("{nonce}-pg");
+        scenarios(
+            &ingress,
+            &admin,
+            &dir,
+            &nonce,
+            SharedStore::new(pg),
+            url,
+            schema,
+        )
+        .await;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every scenario, in order, over one store shared by the test and its workers.
+async fn scenarios(
+    ingress: &str,
+    admin: &str,
+    dir: &Path,
+    nonce: &str,
+    store: SharedStore,
+    store_arg: String,
+    schema: String,
+) {
     let env = Env {
-        client: RestateClient::new(&ingress, &admin),
-        ingress,
-        admin,
-        counter: dir.join("counter.txt"),
-        db,
+        client: RestateClient::new(ingress, admin),
+        ingress: ingress.to_string(),
+        admin: admin.to_string(),
+        counter: dir.join(format!("counter-{nonce}.txt")),
+        store_arg,
+        schema,
         store,
         acme: format!("acme-{nonce}"),
         globex: format!("globex-{nonce}"),
@@ -101,7 +149,7 @@ async fn restate_backend() {
         .wait_ready(std::time::Duration::from_secs(30))
         .await
         .unwrap();
-    let standby = Worker::start(&env.db, &env.counter, "plain");
+    let standby = env.worker("plain");
     env.deploy(&[&standby]).await;
 
     conversation(&env).await;
@@ -111,7 +159,6 @@ async fn restate_backend() {
     kill_after_tool(&env, &standby).await;
     kill_in_tool(&env, &standby).await;
     approval_across_restart(&env, &standby).await;
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Two runs on one thread: the second reads the first's messages.
@@ -185,7 +232,7 @@ async fn serialized(env: &Env) {
 /// A worker killed after its tool call completed, mid-run, with a second worker deployed: the
 /// run completes there from the journal, and the tool ran once.
 async fn kill_after_tool(env: &Env, standby: &Worker) {
-    let mut doomed = Worker::start(&env.db, &env.counter, "crash");
+    let mut doomed = env.worker("crash");
     env.deploy(&[&doomed, standby]).await;
     let client = env.client.clone();
     let tenant = env.acme.clone();
@@ -221,7 +268,7 @@ async fn kill_after_tool(env: &Env, standby: &Worker) {
 /// end, so the second worker does not run it again (the run stops in doubt); settled as done,
 /// the run goes on with a new invocation and the tool still ran once.
 async fn kill_in_tool(env: &Env, standby: &Worker) {
-    let mut doomed = Worker::start(&env.db, &env.counter, "stall-tool");
+    let mut doomed = env.worker("stall-tool");
     env.deploy(&[&doomed, standby]).await;
     let client = env.client.clone();
     let tenant = env.acme.clone();
@@ -282,7 +329,7 @@ async fn kill_in_tool(env: &Env, standby: &Worker) {
 /// awakeable its worker is killed, a manager approves from another process, the awakeable wakes
 /// the run on the other worker, which reads back the journal, and the payout runs once.
 async fn approval_across_restart(env: &Env, standby: &Worker) {
-    let mut doomed = Worker::start(&env.db, &env.counter, "plain");
+    let mut doomed = env.worker("plain");
     env.deploy(&[&doomed, standby]).await;
     let client = env.client.clone();
     let tenant = env.acme.clone();
@@ -323,13 +370,14 @@ async fn approval_across_restart(env: &Env, standby: &Worker) {
     let decided = std::process::Command::new(support::WORKER)
         .args([
             "decide",
-            support::path(&env.db),
+            &env.store_arg,
             support::path(&env.counter),
             &env.ingress,
             &env.admin,
             &ticket,
         ])
         .env("RESTATE_WORKER_TENANT", &env.acme)
+        .env("RESTATE_WORKER_PG_SCHEMA", &env.schema)
         .output()
         .expect("run the deciding process");
     assert!(

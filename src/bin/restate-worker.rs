@@ -1,8 +1,8 @@
 //! The worker process of the Restate tests (`tests/restate.rs`): the app of a small support desk
-//! served as a Restate deployment (`agboss_restate::serve`), over a SQLite store shared by every
-//! worker of a test, with tools that append to a counter file (outside every process).
+//! served as a Restate deployment (`agboss_restate::serve`), over a store shared by every
+//! worker of a test (or PostgreSQL), with tools that append to a counter file (outside every process).
 //!
-//! `restate-worker serve <sqlite-path> <counter-file> <mode>` serves on a free port of 127.0.0.1
+//! `restate-worker serve <store> <counter-file> <mode>` serves on a free port of 127.0.0.1
 //! and prints `LISTEN <port>`, then serves until killed. `<mode>`:
 //! - `plain`: the model asks for the agent's tool with the user's message as order id, then
 //!   answers `<tool> done (<n> messages seen)` (n: the messages of its last request);
@@ -10,8 +10,9 @@
 //!   journaled (the model is asked again) the worker prints `STALLED`;
 //! - `stall-tool`: the refund tool appends to the counter, prints `STALLED` and never returns.
 //!
+//! `<store>` is `sqlite:<path>` or a `postgres://` URL (schema `RESTATE_WORKER_PG_SCHEMA`).
 //! The payout tool needs a manager's approval: its channel prints `PENDING <ticket-id>` when
-//! notified. `restate-worker decide <sqlite-path> <counter-file> <ingress> <admin> <ticket-id>`
+//! notified. `restate-worker decide <store> <counter-file> <ingress> <admin> <ticket-id>`
 //! approves that ticket of tenant `RESTATE_WORKER_TENANT` (default `acme`) as a manager (`RestateClient::decide`) and prints
 //! `DECIDED <state>`. The refund tool sleeps `RESTATE_WORKER_TOOL_MS` (default 0) first.
 use std::io::Write as _;
@@ -22,7 +23,7 @@ use std::time::Duration;
 use agboss_core::dto::Dto;
 use agboss_core::engine::Decision;
 use agboss_core::model::{Message, SharedChatModel};
-use agboss_core::store::{SharedStore, SqliteStore, Ticket};
+use agboss_core::store::{PostgresStore, SharedStore, SqliteStore, StoreError, Ticket};
 use agboss_core::{
     App, ChannelError, ToolError, ToolHandler, agent, channel, contract::channel::ApprovalChannel,
     contract::channel::Approver, injectable, tool,
@@ -163,8 +164,21 @@ fn app(
     Ok((app, model))
 }
 
+/// The store every worker of a test shares: `sqlite:<path>`, or a `postgres://` URL (schema
+/// `RESTATE_WORKER_PG_SCHEMA`, default `agboss`).
+async fn open(store: &str) -> Result<SharedStore, StoreError> {
+    Ok(match store.strip_prefix("sqlite:") {
+        Some(path) => SharedStore::new(SqliteStore::open(path).await?),
+        None => {
+            let schema =
+                std::env::var("RESTATE_WORKER_PG_SCHEMA").unwrap_or_else(|_| "agboss".into());
+            SharedStore::new(PostgresStore::connect_with_schema(store, &schema).await?)
+        }
+    })
+}
+
 async fn serve(path: &str, counter: &str, mode: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let store = SharedStore::new(SqliteStore::open(path).await?);
+    let store = open(path).await?;
     let (app, model) = app(store, counter, mode)?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("LISTEN {}", listener.local_addr()?.port());
@@ -191,7 +205,7 @@ async fn decide(
     admin: &str,
     ticket: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let store = SharedStore::new(SqliteStore::open(path).await?);
+    let store = open(path).await?;
     let (app, _) = app(store, counter, "plain")?;
     let tenant = std::env::var("RESTATE_WORKER_TENANT").unwrap_or_else(|_| "acme".into());
     let manager = Approver::new("maria")
@@ -214,7 +228,7 @@ async fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: restate-worker serve <sqlite-path> <counter-file> <plain|crash|stall-tool>\n       restate-worker decide <sqlite-path> <counter-file> <ingress> <admin> <ticket-id>"
+                "usage: restate-worker serve <store> <counter-file> <plain|crash|stall-tool>\n       restate-worker decide <store> <counter-file> <ingress> <admin> <ticket-id>"
             );
             return ExitCode::from(2);
         }

@@ -31,6 +31,23 @@ pub fn restate() -> Option<(String, String)> {
     }
 }
 
+/// The PostgreSQL server of the tests (`bash scripts/test.sh` starts one); a missing one fails
+/// the test in CI and skips that backend elsewhere.
+pub fn pg_url() -> Option<String> {
+    match std::env::var("AGBOSS_TEST_POSTGRES_URL") {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ if std::env::var_os("CI").is_some() => panic!(
+            "AGBOSS_TEST_POSTGRES_URL is not set: CI runs the PostgreSQL tests (bash scripts/test.sh)"
+        ),
+        _ => {
+            eprintln!(
+                "PostgreSQL skipped: AGBOSS_TEST_POSTGRES_URL not set (run bash scripts/test.sh)"
+            );
+            None
+        }
+    }
+}
+
 /// A fresh scratch directory, and a nonce that keeps this run's ids apart from an earlier
 /// run's on the same server.
 pub fn scratch(name: &str) -> (PathBuf, String) {
@@ -64,11 +81,13 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// Starts a worker over the SQLite store at `db` in `mode` (`plain`, `crash`, `stall-tool`).
-    pub fn start(db: &Path, counter: &Path, mode: &str) -> Self {
+    /// Starts a worker over `store` (`sqlite:<path>` or a PostgreSQL URL with its `schema`) in
+    /// `mode` (`plain`, `crash`, `stall-tool`).
+    pub fn start(store: &str, schema: &str, counter: &Path, mode: &str) -> Self {
         let mut child = Command::new(WORKER)
-            .args(["serve", path(db), path(counter), mode])
+            .args(["serve", store, path(counter), mode])
             .env("RESTATE_WORKER_TOOL_MS", "150")
+            .env("RESTATE_WORKER_PG_SCHEMA", schema)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
