@@ -5,7 +5,9 @@
 //! a run paused for approval as an awakeable. The app's engine stays in charge of every step:
 //! each attempt is one journaled `ctx.run` that executes or resumes the run on the app's store,
 //! whose journal and in-doubt rule make a retried attempt read back completed steps and never
-//! rerun a non-idempotent call blindly. See the guide page on Restate in `agboss_core::guide`.
+//! rerun a non-idempotent call blindly. When to pick it over SQLite or PostgreSQL alone, a
+//! deployment sketch and what happens on each failure: the guide page
+//! [`agboss_core::guide::deployment`].
 //!
 //! ```no_run
 //! # async fn f(app: agboss_core::App) -> Result<(), Box<dyn std::error::Error>> {

@@ -29,6 +29,7 @@ pub const OBJECT_NAME: &str = "AgbossThread";
 /// What a run invocation is given: its id (also the ingress idempotency key the client sends),
 /// the target's name and the input.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RunRequest {
     /// The run id, unique within the tenant.
     pub run_id: String,
@@ -61,6 +62,7 @@ impl RunRequest {
 /// How a run invocation ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunReply {
     /// With a final answer.
     Completed {
