@@ -159,6 +159,7 @@ async fn scenarios(
     kill_after_tool(&env, &standby).await;
     kill_in_tool(&env, &standby).await;
     approval_across_restart(&env, &standby).await;
+    approval_expires(&env).await;
 }
 
 /// Two runs on one thread: the second reads the first's messages.
@@ -394,6 +395,24 @@ async fn approval_across_restart(env: &Env, standby: &Worker) {
     );
     let ticket = env.store.ticket(&env.acme, &ticket).await.unwrap();
     assert_eq!(ticket.state, TicketState::Completed);
+}
+
+/// A run waiting on a ticket nobody decides wakes at the ticket's expiry (a durable timer, not a
+/// decision): the next attempt expires the ticket, the call never runs, and the agent goes on
+/// with the expiry's error observation.
+async fn approval_expires(env: &Env) {
+    let reply = env
+        .run(&env.acme, "t8", "x1", "rw-hasty-agent", "X-1")
+        .await;
+    assert_eq!(completed(&reply).0, "hasty done (4 messages seen)");
+    assert_eq!(
+        done(&env.counter, "payout", "X-1"),
+        0,
+        "an expired ticket's call never runs"
+    );
+    let tickets = env.store.run_tickets(&env.acme, "x1").await.unwrap();
+    assert_eq!(tickets.len(), 1);
+    assert_eq!(tickets[0].state, TicketState::Expired);
 }
 
 trait KillChecked {

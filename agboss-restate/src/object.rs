@@ -8,8 +8,9 @@
 //! the engine reads back every completed step and applies the in-doubt rule to a call that
 //! started and has no recorded end: a retry is never a blind rerun. A run paused for approval
 //! waits on one awakeable per pending ticket (its id kept in the object's state under
-//! `awakeable:{ticket}`), completed by [`RestateClient::decide`](crate::RestateClient::decide);
-//! the next attempt resumes the run.
+//! `awakeable:{ticket}`), completed by [`RestateClient::decide`](crate::RestateClient::decide),
+//! or until the ticket's expiry (a durable timer); the next attempt resumes the run (and
+//! expires a ticket past its expiry, as a takeover does on the SQL stores).
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -153,7 +154,8 @@ impl AgbossThread {
                         ctx.set(&awakeable_key(ticket), id);
                         waits.push(decided);
                     }
-                    // A ticket decided before its awakeable id was readable is not waited on.
+                    // A ticket decided before its awakeable id was readable is not waited on; a
+                    // pending one until its expiry at most (the next attempt expires it).
                     let (app, tenant_c, ids) =
                         (Arc::clone(&self.app), tenant.clone(), tickets.clone());
                     let pending = ctx
@@ -161,9 +163,15 @@ impl AgbossThread {
                         .name(format!("pending-{n}"))
                         .await?
                         .into_inner();
-                    for (decided, pending) in waits.into_iter().zip(pending) {
-                        if pending {
-                            decided.await?;
+                    for (decided, left_ms) in waits.into_iter().zip(pending) {
+                        let Some(left_ms) = left_ms else { continue };
+                        let expired = restate_sdk::select! {
+                            _ = decided => false,
+                            _ = ctx.sleep(Duration::from_millis(left_ms)) => true,
+                            else => false,
+                        };
+                        if expired {
+                            break;
                         }
                     }
                     for ticket in &tickets {
@@ -273,21 +281,27 @@ async fn attempt(
     }
 }
 
-/// Whether each ticket is still pending (a missing one is not: nothing will decide it).
+/// For each ticket, how long it stays pending (ms until its expiry, at most a year), or `None`
+/// when it is not pending (a missing one is not: nothing will decide it).
 async fn still_pending(
     app: &App,
     tenant: &str,
     tickets: &[String],
-) -> Result<Vec<bool>, HandlerError> {
+) -> Result<Vec<Option<u64>>, HandlerError> {
+    const YEAR_MS: i64 = 365 * 24 * 3600 * 1000;
     let store = app
         .store()
         .ok_or(StoreError::NotConfigured)
         .map_err(terminal)?;
+    let now = agboss_core::store::types::now_ms();
     let mut pending = Vec::with_capacity(tickets.len());
     for id in tickets {
         pending.push(match store.ticket(tenant, id).await {
-            Ok(ticket) => ticket.state == TicketState::Pending,
-            Err(StoreError::TicketNotFound { .. }) => false,
+            Ok(ticket) if ticket.state == TicketState::Pending => {
+                let left = ticket.expires_at_ms.saturating_sub(now).clamp(0, YEAR_MS);
+                Some(u64::try_from(left).unwrap_or(0))
+            }
+            Ok(_) | Err(StoreError::TicketNotFound { .. }) => None,
             Err(err) if retryable(&err) => return Err(err.into()),
             Err(err) => return Err(terminal(err)),
         });

@@ -14,7 +14,7 @@
 //! The payout tool needs a manager's approval: its channel prints `PENDING <ticket-id>` when
 //! notified. `restate-worker decide <store> <counter-file> <ingress> <admin> <ticket-id>`
 //! approves that ticket of tenant `RESTATE_WORKER_TENANT` (default `acme`) as a manager (`RestateClient::decide`) and prints
-//! `DECIDED <state>`. The refund tool sleeps `RESTATE_WORKER_TOOL_MS` (default 0) first.
+//! `DECIDED <state>`. The hasty tool's tickets expire after 1.5 s, undecided. The refund tool sleeps `RESTATE_WORKER_TOOL_MS` (default 0) first.
 use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -117,6 +117,41 @@ impl ToolHandler<RwOrderDto, RwOrderDto> for RwPayoutTool {
         tools = [RwPayoutTool])]
 pub struct RwPayoutAgent;
 
+/// A channel whose tickets expire after 1.5 s: nobody decides them.
+#[channel(
+    name = "rw-hasty-channel",
+    description = "Nobody answers in time",
+    ttl_ms = 1500
+)]
+pub struct RwHastyChannel;
+
+impl ApprovalChannel for RwHastyChannel {
+    async fn notify(&self, _ticket: &Ticket) -> Result<(), ChannelError> {
+        Ok(())
+    }
+    async fn authorize(&self, _: &Approver, _: &Ticket) -> Result<bool, ChannelError> {
+        Ok(false)
+    }
+}
+
+/// Pays out, once approved in time (never).
+#[tool(name = "rw-hasty-tool", description = "Pays a customer out, if approved in time",
+       input = RwOrderDto, output = RwOrderDto, deps = [RwCounter], approval = RwHastyChannel)]
+pub struct RwHastyTool {
+    counter: Arc<RwCounter>,
+}
+
+impl ToolHandler<RwOrderDto, RwOrderDto> for RwHastyTool {
+    async fn run(&self, input: RwOrderDto) -> Result<RwOrderDto, ToolError> {
+        self.counter.record("payout", &input.order_id)?;
+        Ok(input)
+    }
+}
+
+#[agent(name = "rw-hasty-agent", description = "Pays customers out", instructions = "Help.",
+        tools = [RwHastyTool])]
+pub struct RwHastyAgent;
+
 /// The plain model: the agent's tool for the user's message, then an answer naming how many
 /// messages it was shown.
 fn plain_turn() -> Turn {
@@ -152,6 +187,7 @@ fn app(
     let app = App::builder()
         .agent::<RwDeskAgent>()
         .agent::<RwPayoutAgent>()
+        .agent::<RwHastyAgent>()
         .provide(RwCounter {
             path: counter.into(),
             stall: mode == "stall-tool",
