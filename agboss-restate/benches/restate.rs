@@ -4,13 +4,14 @@
 //! serves its own worker in process and registers it as the deployment (run it alone, not
 //! beside `tests/restate.rs`).
 //!
-//! - `run_1_call` and `run_10_calls`: a whole run on a new thread (the model asks for 1, or 10
+//! - `run_1_call` and `run_8_calls`: a whole run on a new thread (the model asks for 1, or 8
 //!   one after the other, lookups, then answers): `app.execute` on SQLite / PostgreSQL, and the
 //!   same run through Restate's ingress (`RestateClient::run`) on a worker over that store. The
-//!   difference of the two divided by the 27 more journal steps (9 model turns, 9 starts, 9
+//!   difference of the two divided by the 21 more journal steps (7 model turns, 7 starts, 7
 //!   ends) is the per-step cost of each backend; Restate's own cost is per run.
-//! - `resume_20_steps`: taking up a run that journaled 20 steps (10 calls) and lost its store on
-//!   the 21st write, and finishing it: `app.resume_run` on SQLite, and a Restate invocation of
+//! - `resume_21_steps`: taking up a run that journaled 21 steps (7 calls, the 8th call's model
+//!   turn not yet) and lost its store on
+//!   the 22nd write, and finishing it (8 calls: 25 steps in all): `app.resume_run` on SQLite, and a Restate invocation of
 //!   the run (whose attempt resumes it the same way).
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -157,10 +158,10 @@ fn next_id(what: &str) -> String {
 }
 
 fn bench_runs(c: &mut Criterion, rt: &tokio::runtime::Runtime, client: &RestateClient) {
-    for (group_name, calls) in [("run_1_call", 1), ("run_10_calls", 10)] {
+    for (group_name, calls) in [("run_1_call", 1), ("run_8_calls", 8)] {
         let mut group = c.benchmark_group(group_name);
-        group.sample_size(20);
-        group.measurement_time(Duration::from_secs(8));
+        group.sample_size(10);
+        group.measurement_time(Duration::from_secs(5));
         for backend in backends(rt) {
             let app = &backend.app;
             group.bench_function(backend.name, |b| {
@@ -199,12 +200,12 @@ fn bench_runs(c: &mut Criterion, rt: &tokio::runtime::Runtime, client: &RestateC
 }
 
 fn bench_resume(c: &mut Criterion, rt: &tokio::runtime::Runtime, client: &RestateClient) {
-    let mut group = c.benchmark_group("resume_20_steps");
-    group.sample_size(20);
-    group.measurement_time(Duration::from_secs(8));
+    let mut group = c.benchmark_group("resume_21_steps");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(5));
     for backend in backends(rt) {
         let (app, flaky) = (&backend.app, &backend.store);
-        // A run of 10 calls that journaled 20 steps, then lost its store on the 21st write.
+        // A run of 8 calls that journaled 21 steps, then lost its store on the 22nd write.
         let stopped = || {
             let (run_id, thread) = (next_id("r"), next_id("t"));
             rt.block_on(async {
@@ -212,11 +213,11 @@ fn bench_resume(c: &mut Criterion, rt: &tokio::runtime::Runtime, client: &Restat
                     .create(NewThread::new().id(&thread))
                     .await
                     .unwrap();
-                flaky.fail_append_at(21);
+                flaky.fail_append_at(22);
                 let err = app
                     .execute(
                         Target::agent::<RbAgent>(),
-                        "10",
+                        "8",
                         RunContext::new()
                             .tenant("acme")
                             .thread(&thread)
@@ -236,7 +237,7 @@ fn bench_resume(c: &mut Criterion, rt: &tokio::runtime::Runtime, client: &Restat
                     let out = rt
                         .block_on(app.resume_run(&run_id, RunContext::new().tenant("acme")))
                         .unwrap();
-                    assert_eq!(out.replayed_steps, 20);
+                    assert_eq!(out.replayed_steps, 21);
                 },
                 BatchSize::PerIteration,
             )
@@ -246,13 +247,13 @@ fn bench_resume(c: &mut Criterion, rt: &tokio::runtime::Runtime, client: &Restat
             b.iter_batched(
                 stopped,
                 |(run_id, thread)| {
-                    let request = RunRequest::new(run_id, "rb-agent", "10");
+                    let request = RunRequest::new(run_id, "rb-agent", "8");
                     let reply = rt.block_on(client.run("acme", &thread, &request)).unwrap();
                     assert!(
                         matches!(
                             reply,
                             RunReply::Completed {
-                                replayed_steps: 20,
+                                replayed_steps: 21,
                                 ..
                             }
                         ),
