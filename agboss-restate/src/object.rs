@@ -259,7 +259,7 @@ async fn attempt(
         Err(err) => return Err(terminal(err)),
     };
     let run_id = req.run_id.clone();
-    match result {
+    match result.map_err(agboss_core::RunFailed::into_error) {
         Ok(out) => Ok(Attempt::Done(RunReply::Completed {
             run_id,
             text: out.text,
