@@ -166,6 +166,9 @@ pub mod guide {
     pub mod approval {
         #![doc = include_str!("../docs/guide/approval.md")]
     }
+    pub mod deployment {
+        #![doc = include_str!("../docs/guide/deployment.md")]
+    }
     /// MCP both ways (feature `mcp`).
     pub mod mcp {
         #![cfg_attr(feature = "mcp", doc = include_str!("../docs/guide/mcp.md"))]
