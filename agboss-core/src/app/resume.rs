@@ -236,7 +236,7 @@ impl App {
         call_id: &str,
         resolution: InDoubtResolution,
     ) -> Result<(), RunError> {
-        let durability = self.inner.store.as_ref().ok_or(StoreError::NotConfigured)?;
+        let durability = self.inner.durability()?;
         resolve_in_doubt(durability, tenant, run_id, call_id, resolution).await
     }
 }

@@ -70,7 +70,7 @@ async fn make_ticket(
     call_id: &str,
     input: &str,
 ) -> Result<Ticket, RunError> {
-    let durability = rt.store.as_ref().ok_or(StoreError::NotConfigured)?;
+    let durability = rt.durability()?;
     let channel = bound.meta().approval.ok_or(StoreError::Unsupported {
         operation: "a ticket for a tool without approval channel",
     })?;
@@ -124,7 +124,7 @@ pub(crate) async fn claim_direct(
     tenant: &str,
     decision: Decision,
 ) -> Result<Claimed, RunError> {
-    let durability = rt.store.as_ref().ok_or(StoreError::NotConfigured)?;
+    let durability = rt.durability()?;
     let store = &durability.store;
     let pending = store.ticket(tenant, decision.ticket_id()).await?;
     if !is_direct_ticket(&pending, bound) {
@@ -153,7 +153,7 @@ pub(crate) async fn claim_decided(
     tenant: &str,
     ticket: Ticket,
 ) -> Result<Claimed, RunError> {
-    let durability = rt.store.as_ref().ok_or(StoreError::NotConfigured)?;
+    let durability = rt.durability()?;
     let store = &durability.store;
     let run = NewRun::new(tenant, &ticket.run_id, &ticket.tool, &ticket.input);
     let (_, lease) = store
@@ -232,7 +232,7 @@ pub(crate) async fn finish_direct(
     label: &str,
     result: Result<String, String>,
 ) -> Result<(), RunError> {
-    let store = &rt.store.as_ref().ok_or(StoreError::NotConfigured)?.store;
+    let store = &rt.durability()?.store;
     let (content, is_error) = match &result {
         Ok(text) => (text.clone(), false),
         Err(text) => (text.clone(), true),
@@ -269,7 +269,7 @@ pub(crate) async fn take_over_direct(
     tenant: &str,
     run_id: &str,
 ) -> Result<Option<Result<(), RunError>>, RunError> {
-    let durability = rt.store.as_ref().ok_or(StoreError::NotConfigured)?;
+    let durability = rt.durability()?;
     let store = &durability.store;
     let tickets = store.run_tickets(tenant, run_id).await?;
     let Some(ticket) = tickets.into_iter().find(|t| t.step_key == DIRECT_KEY) else {
@@ -317,7 +317,7 @@ pub(crate) async fn withdraw_direct(
     tenant: &str,
     ticket: Ticket,
 ) -> Result<(), RunError> {
-    let durability = rt.store.as_ref().ok_or(StoreError::NotConfigured)?;
+    let durability = rt.durability()?;
     let store = &durability.store;
     let run = NewRun::new(tenant, &ticket.run_id, &ticket.tool, &ticket.input);
     let (_, lease) = store

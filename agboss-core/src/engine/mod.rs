@@ -156,6 +156,14 @@ pub(crate) struct Durability {
 }
 
 impl Runtime {
+    /// The app's store, worker id and lease time; [`StoreError::NotConfigured`] for an app
+    /// without a store.
+    pub(crate) fn durability(&self) -> Result<&Durability, crate::store::StoreError> {
+        self.store
+            .as_ref()
+            .ok_or(crate::store::StoreError::NotConfigured)
+    }
+
     /// The undecorated callbacks of `agent`'s tools (cached per path).
     pub(crate) fn base_callbacks(
         &self,
