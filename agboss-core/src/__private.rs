@@ -48,6 +48,16 @@ pub use crate::pipeline::typed::probe::{
 pub use crate::pipeline::{
     ErasedChannel, ErasedGuardrail, build_channel, build_input_guardrail, build_output_guardrail,
 };
+/// The one install of rustls' `ring` provider (for the workspace's crates that build a reqwest
+/// client of their own).
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "mcp",
+    feature = "otel",
+    feature = "tls"
+))]
+pub use crate::tls::ensure_provider as ensure_tls_provider;
 
 /// `#[mcp_tool]` expands to `if_mcp!({ expansion } else { the struct as written })`: the
 /// expansion with agboss-core's feature `mcp`, else one error naming the feature

@@ -28,6 +28,7 @@
 //! | `mcp-oauth` | `McpServe::oauth`: the MCP server as an OAuth 2.1 resource server (jsonwebtoken, RustCrypto) |
 //! | `console` | `agboss_core::console`: the approval inbox and live run pages (axum) |
 //! | `otel` | `telemetry::otel`: export of the spans over OTLP/HTTP |
+//! | `tls` | rustls' `ring` provider installed once as the process default (implied by every feature that builds an HTTP client; for the workspace's crates with a client of their own) |
 //!
 //! This reference is built with every feature (`cargo doc -p agboss-core --all-features`).
 //!
@@ -110,7 +111,8 @@ pub mod telemetry;
     feature = "openai",
     feature = "anthropic",
     feature = "mcp",
-    feature = "otel"
+    feature = "otel",
+    feature = "tls"
 ))]
 mod tls;
 

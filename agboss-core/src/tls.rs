@@ -7,7 +7,7 @@
 
 /// Installs rustls' `ring` provider as the process default unless one is installed already.
 /// Cheap after the first call; safe from any thread.
-pub(crate) fn ensure_provider() {
+pub fn ensure_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         if rustls::crypto::CryptoProvider::get_default().is_none() {

@@ -73,7 +73,9 @@ pub struct RestateClient {
 impl RestateClient {
     /// A client of the server whose ingress and admin API are at these URLs.
     pub fn new(ingress: impl Into<String>, admin: impl Into<String>) -> Self {
-        ensure_provider();
+        // reqwest is built with `rustls-no-provider` in this workspace: even plain HTTP needs
+        // a process-wide crypto provider.
+        agboss_core::__private::ensure_tls_provider();
         Self {
             http: reqwest::Client::new(),
             ingress: ingress.into().trim_end_matches('/').to_string(),
@@ -235,17 +237,6 @@ impl RestateClient {
             url_segment(&object_key(tenant, thread_id))
         )
     }
-}
-
-/// Installs rustls' `ring` provider as the process default unless one is installed already (the
-/// workspace's reqwest has no provider of its own; an app that installed one keeps it).
-fn ensure_provider() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
-    });
 }
 
 fn http(what: &str, source: reqwest::Error) -> RestateError {
