@@ -28,25 +28,27 @@ mod client;
 mod key;
 mod object;
 
-use std::sync::Arc;
-
-use agboss_core::App;
 use restate_sdk::prelude::{Endpoint, HttpServer};
 
 pub use client::{AWAKEABLE_WAIT, RestateClient, RestateError};
 pub use key::{object_key, parse_object_key};
-pub use object::{AgbossThread, OBJECT_NAME, RunReply, RunRequest};
+pub use object::{AgbossThread, EventSink, OBJECT_NAME, RunReply, RunRequest};
 
-/// The Restate endpoint of `app`: the `AgbossThread` object over its engine and store. Serve it
-/// with the SDK's [`HttpServer`] (or [`serve`]).
-pub fn endpoint(app: Arc<App>) -> Endpoint {
-    Endpoint::builder().bind(AgbossThread::new(app)).build()
+/// The Restate endpoint of an app (`Arc<App>`) or of an [`AgbossThread`] built over one: the
+/// `AgbossThread` object over its engine and store. Serve it with the SDK's [`HttpServer`] (or
+/// [`serve`]).
+pub fn endpoint(object: impl Into<AgbossThread>) -> Endpoint {
+    Endpoint::builder().bind(object.into()).build()
 }
 
-/// Serves `app`'s endpoint on `listener` (HTTP/2 without TLS, what Restate speaks to a
-/// deployment) until `shutdown` completes.
-pub async fn serve(app: Arc<App>, listener: tokio::net::TcpListener, shutdown: impl Future) {
-    HttpServer::new(endpoint(app))
+/// Serves the [`endpoint`] of an app (`Arc<App>`) or of an [`AgbossThread`] on `listener`
+/// (HTTP/2 without TLS, what Restate speaks to a deployment) until `shutdown` completes.
+pub async fn serve(
+    object: impl Into<AgbossThread>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future,
+) {
+    HttpServer::new(endpoint(object))
         .serve_with_cancel(listener, shutdown)
         .await;
 }

@@ -11,14 +11,21 @@
 //! `awakeable:{ticket}`), completed by [`RestateClient::decide`](crate::RestateClient::decide),
 //! or until the ticket's expiry (a durable timer); the next attempt resumes the run (and
 //! expires a ticket past its expiry, as a takeover does on the SQL stores).
+//!
+//! A run request names its target; [`AgbossThread::target`] gives a name its own [`Target`] (a
+//! workflow with a custom flow), and [`AgbossThread::events`] hands each attempt's events to the
+//! process that serves the object (what [`RunStream`](agboss_core::engine::RunStream) yields in-process).
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use agboss_core::App;
-use agboss_core::engine::{RunContext, RunError, Target};
+use agboss_core::engine::RunStream;
+use agboss_core::engine::{RunContext, RunError, RunEvent, RunFailed, RunOutput, Target};
 use agboss_core::store::{
     NewThread, RunStatus, RunStore as _, StoreError, TicketState, TicketStore as _,
 };
+use futures::StreamExt as _;
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -99,15 +106,113 @@ enum Attempt {
     Awaiting { tickets: Vec<String> },
 }
 
+/// Where [`AgbossThread::events`] sends a run's events: each [`RunEvent`] of an attempt as it
+/// happens, then how the attempt ended (`Ok(RunEvent::Completed(..))` or `Err(failed)`, as
+/// [`RunStream`] ends). An attempt that Restate runs again (a store that was down, a lease still
+/// held) sends its events again and no end; a worker that dies mid-attempt sends no end either.
+pub type EventSink = tokio::sync::mpsc::UnboundedSender<Result<RunEvent, RunFailed>>;
+
 /// The virtual object of every thread, over one app (its engine, its store).
+///
+/// ```
+/// use std::sync::Arc;
+/// use agboss_core::{App, Target};
+/// use agboss_restate::AgbossThread;
+/// let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
+/// let object = AgbossThread::new(Arc::new(App::builder().build().unwrap()))
+///     .target(Target::workflow_named("desk-workflow"))
+///     .events(events);
+/// let _endpoint = agboss_restate::endpoint(object);
+/// ```
 pub struct AgbossThread {
     app: Arc<App>,
+    targets: Arc<HashMap<String, Target>>,
+    events: Option<EventSink>,
 }
 
 impl AgbossThread {
-    /// The object over `app`.
+    /// The object over `app`: a request's target is looked up by name
+    /// ([`Target::named`]).
     pub fn new(app: Arc<App>) -> Self {
-        Self { app }
+        Self {
+            app,
+            targets: Arc::default(),
+            events: None,
+        }
+    }
+
+    /// Runs the requests naming `target` (its [`Target::name`]) with `target` itself: how a
+    /// workflow with a custom flow ([`Target::workflow_with`]) runs through Restate. Every
+    /// worker of the deployment must give it (the flow is code, not data).
+    #[must_use]
+    pub fn target(mut self, target: Target) -> Self {
+        Arc::make_mut(&mut self.targets).insert(target.name().to_string(), target);
+        self
+    }
+
+    /// Sends each attempt's events to `sink` (see [`EventSink`]): how the process serving the
+    /// object shows a run as it happens, as [`App::stream`] does in-process.
+    #[must_use]
+    pub fn events(mut self, sink: EventSink) -> Self {
+        self.events = Some(sink);
+        self
+    }
+}
+
+impl From<Arc<App>> for AgbossThread {
+    fn from(app: Arc<App>) -> Self {
+        Self::new(app)
+    }
+}
+
+/// What an attempt needs of its object (cloned into each journaled step).
+#[derive(Clone)]
+struct Runner {
+    app: Arc<App>,
+    targets: Arc<HashMap<String, Target>>,
+    events: Option<EventSink>,
+}
+
+impl Runner {
+    fn target(&self, name: &str) -> Target {
+        self.targets
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| Target::named(name))
+    }
+
+    /// Runs (or resumes, with the same run id) `target` on `input`, streaming its events to the
+    /// sink when there is one.
+    async fn run(
+        &self,
+        target: &str,
+        input: &str,
+        ctx: RunContext,
+    ) -> Result<RunOutput, RunFailed> {
+        let target = self.target(target);
+        let Some(sink) = &self.events else {
+            return self.app.execute(target, input, ctx).await;
+        };
+        let mut stream: RunStream = self.app.stream(target, input, ctx);
+        let run_id = stream.run_id().to_string();
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(RunEvent::Completed(out)) => return Ok(out),
+                Ok(event) => {
+                    // A gone receiver is no reason to stop the run.
+                    let _ = sink.send(Ok(event));
+                }
+                Err(failed) => return Err(failed),
+            }
+        }
+        Err(RunFailed::new(run_id, RunError::Cancelled))
+    }
+
+    /// Sends how an attempt ended to the sink.
+    fn ended(&self, result: Result<RunOutput, RunFailed>) {
+        if let Some(sink) = &self.events {
+            let _ = sink.send(result.map(RunEvent::Completed));
+        }
     }
 }
 
@@ -129,12 +234,17 @@ impl AgbossThread {
         let Some((tenant, thread)) = parse_object_key(ctx.key()) else {
             return Err(TerminalError::new(format!("not a thread key: `{}`", ctx.key())).into());
         };
+        let runner = Runner {
+            app: Arc::clone(&self.app),
+            targets: Arc::clone(&self.targets),
+            events: self.events.clone(),
+        };
         let mut n = 0u32;
         loop {
-            let app = Arc::clone(&self.app);
+            let runner = runner.clone();
             let (tenant_c, thread_c, req) = (tenant.clone(), thread.clone(), request.clone());
             let attempt = ctx
-                .run(|| async move { attempt(&app, &tenant_c, &thread_c, &req).await.map(Json) })
+                .run(|| async move { attempt(&runner, &tenant_c, &thread_c, &req).await.map(Json) })
                 .name(format!("attempt-{n}"))
                 // A dead worker's lease expires within its ttl: try again soon, and keep trying.
                 .retry_policy(
@@ -199,11 +309,12 @@ impl AgbossThread {
 /// A lease still held by a dead worker, or a store that is down, is a retryable error: Restate
 /// runs the attempt again later.
 async fn attempt(
-    app: &App,
+    runner: &Runner,
     tenant: &str,
     thread: &str,
     req: &RunRequest,
 ) -> Result<Attempt, HandlerError> {
+    let app = &*runner.app;
     let store = app
         .store()
         .ok_or(StoreError::NotConfigured)
@@ -236,7 +347,11 @@ async fn attempt(
                 run_id: req.run_id.clone(),
             }));
         }
-        Ok(_) => app.resume_run(&req.run_id, ctx).await,
+        // What `App::resume_run` does, with this object's target of that name.
+        Ok(record) => {
+            let ctx = ctx.thread(thread).run_id(req.run_id.as_str());
+            runner.run(&record.target, &record.input, ctx).await
+        }
         Err(StoreError::RunNotFound { .. }) => {
             // The object is the thread: its first run creates it (under the key's tenant).
             match app
@@ -248,37 +363,46 @@ async fn attempt(
                 Err(err) if retryable(&err) => return Err(err.into()),
                 Err(err) => return Err(terminal(err)),
             }
-            app.execute(
-                Target::named(req.target.as_str()),
-                req.input.as_str(),
-                ctx.thread(thread).run_id(req.run_id.as_str()),
-            )
-            .await
+            let ctx = ctx.thread(thread).run_id(req.run_id.as_str());
+            runner.run(&req.target, &req.input, ctx).await
         }
         Err(err) if retryable(&err) => return Err(err.into()),
         Err(err) => return Err(terminal(err)),
     };
     let run_id = req.run_id.clone();
-    match result.map_err(agboss_core::RunFailed::into_error) {
-        Ok(out) => Ok(Attempt::Done(RunReply::Completed {
-            run_id,
-            text: out.text,
-            replayed_steps: out.replayed_steps,
-        })),
-        Err(RunError::AwaitingApproval { tickets, .. }) => Ok(Attempt::Awaiting {
-            tickets: tickets.into_iter().map(|t| t.id).collect(),
-        }),
-        Err(RunError::InDoubt { call_id, .. }) => {
-            Ok(Attempt::Done(RunReply::InDoubt { run_id, call_id }))
+    let failed = match result {
+        Ok(out) => {
+            let done = Attempt::Done(RunReply::Completed {
+                run_id,
+                text: out.text.clone(),
+                replayed_steps: out.replayed_steps,
+            });
+            runner.ended(Ok(out));
+            return Ok(done);
         }
+        Err(failed) => failed,
+    };
+    let attempt = match &*failed {
+        RunError::AwaitingApproval { tickets, .. } => Attempt::Awaiting {
+            tickets: tickets.iter().map(|t| t.id.clone()).collect(),
+        },
+        RunError::InDoubt { call_id, .. } => Attempt::Done(RunReply::InDoubt {
+            run_id,
+            call_id: call_id.clone(),
+        }),
         // Another worker's lease (a dead worker's, until it expires), a store that is down:
-        // the run is resumable, Restate tries the attempt again.
-        Err(RunError::Store(err)) if retryable(&err) => Err(err.into()),
-        Err(err) => Ok(Attempt::Done(RunReply::Failed {
+        // the run is resumable, Restate tries the attempt again (no end to the sink).
+        RunError::Store(err) if retryable(err) => match failed.into_error() {
+            RunError::Store(err) => return Err(err.into()),
+            other => return Err(terminal(other)),
+        },
+        err => Attempt::Done(RunReply::Failed {
             run_id,
             error: err.to_string(),
-        })),
-    }
+        }),
+    };
+    runner.ended(Err(failed));
+    Ok(attempt)
 }
 
 /// For each ticket, how long it stays pending (ms until its expiry, at most a year), or `None`
