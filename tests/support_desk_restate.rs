@@ -105,27 +105,16 @@ fn ids_after<'a>(out: &'a str, prefix: &str) -> BTreeSet<&'a str> {
         .collect()
 }
 
-/// The idempotency keys of the completed `run` invocations of `key`'s object (the admin
-/// API's SQL over `sys_invocation`).
+/// The idempotency keys of the completed `run` invocations of `key`'s object.
 async fn completed_runs(admin: &str, key: &str) -> BTreeSet<String> {
-    agboss_core::__private::ensure_tls_provider();
-    let query = format!(
+    let sql = format!(
         "SELECT idempotency_key, status FROM sys_invocation \
          WHERE target_service_name = 'AgbossThread' AND target_handler_name = 'run' \
          AND target_service_key = '{key}'"
     );
-    let answer: serde_json::Value = reqwest::Client::new()
-        .post(format!("{admin}/query"))
-        .header("accept", "application/json")
-        .json(&serde_json::json!({ "query": query }))
-        .send()
+    support::query(admin, &sql)
         .await
-        .expect("the admin API's query")
-        .json()
-        .await
-        .expect("a JSON answer");
-    let rows = answer["rows"].as_array().expect("rows");
-    rows.iter()
+        .iter()
         .map(|row| {
             assert_eq!(row["status"], "completed", "{row}");
             row["idempotency_key"].as_str().unwrap().to_string()

@@ -13,6 +13,10 @@
 //!   turn not yet) and lost its store on
 //!   the 22nd write, and finishing it (8 calls: 25 steps in all): `app.resume_run` on SQLite, and a Restate invocation of
 //!   the run (whose attempt resumes it the same way).
+//! - `concurrent_50_runs_5_tenants`: 50 runs of 1 call each started at once, over 5 tenants
+//!   (10 each, each run on a thread of its own), all awaited: `app.execute` on SQLite /
+//!   PostgreSQL, and through Restate's ingress on a worker over that store. A sample is the
+//!   whole batch: divide by 50 for the time per run under that concurrency.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -267,6 +271,66 @@ fn bench_resume(c: &mut Criterion, rt: &tokio::runtime::Runtime, client: &Restat
     group.finish();
 }
 
+/// N runs started at once over M tenants, each one call on its own thread.
+const CONCURRENT_RUNS: usize = 50;
+const TENANTS: usize = 5;
+
+fn bench_concurrent(c: &mut Criterion, rt: &tokio::runtime::Runtime, client: &RestateClient) {
+    let mut group = c.benchmark_group(format!(
+        "concurrent_{CONCURRENT_RUNS}_runs_{TENANTS}_tenants"
+    ));
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(10));
+    let tenant = |i: usize| format!("tenant-{}", i % TENANTS);
+    for backend in backends(rt) {
+        let app = &backend.app;
+        group.bench_function(backend.name, |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let runs = (0..CONCURRENT_RUNS).map(|i| {
+                        let (app, tenant, thread) = (app.clone(), tenant(i), next_id("t"));
+                        tokio::spawn(async move {
+                            app.threads(tenant.as_str())
+                                .create(NewThread::new().id(&thread))
+                                .await
+                                .unwrap();
+                            app.execute(
+                                Target::agent::<RbAgent>(),
+                                "1",
+                                RunContext::new().tenant(tenant.as_str()).thread(&thread),
+                            )
+                            .await
+                            .unwrap()
+                        })
+                    });
+                    for out in futures::future::join_all(runs).await {
+                        assert_eq!(out.unwrap().tool_calls, 1);
+                    }
+                })
+            })
+        });
+        deploy(rt, client, app);
+        group.bench_function(format!("restate-{}", backend.name), |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let runs = (0..CONCURRENT_RUNS).map(|i| {
+                        let (client, tenant) = (client.clone(), tenant(i));
+                        tokio::spawn(async move {
+                            let request = RunRequest::new(next_id("r"), "rb-agent", "1");
+                            client.run(&tenant, &next_id("t"), &request).await
+                        })
+                    });
+                    for reply in futures::future::join_all(runs).await {
+                        let reply = reply.unwrap().unwrap();
+                        assert!(matches!(reply, RunReply::Completed { .. }), "{reply:?}");
+                    }
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
 fn benches(c: &mut Criterion) {
     let Some(client) = restate_client() else {
         eprintln!(
@@ -281,6 +345,7 @@ fn benches(c: &mut Criterion) {
         .unwrap();
     bench_runs(c, &rt, &client);
     bench_resume(c, &rt, &client);
+    bench_concurrent(c, &rt, &client);
 }
 
 criterion_group!(group, benches);

@@ -31,6 +31,23 @@ pub fn restate() -> Option<(String, String)> {
     }
 }
 
+/// The rows of `sql` on the server's admin API (`POST /query`, its SQL over `sys_invocation`
+/// and the other system tables).
+pub async fn query(admin: &str, sql: &str) -> Vec<serde_json::Value> {
+    agboss_core::__private::ensure_tls_provider();
+    let answer: serde_json::Value = reqwest::Client::new()
+        .post(format!("{admin}/query"))
+        .header("accept", "application/json")
+        .json(&serde_json::json!({ "query": sql }))
+        .send()
+        .await
+        .expect("the admin API's query")
+        .json()
+        .await
+        .expect("a JSON answer");
+    answer["rows"].as_array().expect("rows").clone()
+}
+
 /// The PostgreSQL server of the tests (`bash scripts/test.sh` starts one); a missing one fails
 /// the test in CI and skips that backend elsewhere.
 pub fn pg_url() -> Option<String> {
