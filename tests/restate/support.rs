@@ -33,6 +33,7 @@ pub fn restate() -> Option<(String, String)> {
 
 /// The rows of `sql` on the server's admin API (`POST /query`, its SQL over `sys_invocation`
 /// and the other system tables).
+#[allow(dead_code)] // not used by tests/restate.rs
 pub async fn query(admin: &str, sql: &str) -> Vec<serde_json::Value> {
     agboss_core::__private::ensure_tls_provider();
     let answer: serde_json::Value = reqwest::Client::new()
