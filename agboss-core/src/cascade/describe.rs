@@ -86,6 +86,9 @@ fn render_router(out: &mut String, router: &ResolvedRouter, indent: usize) {
 fn render_agent(out: &mut String, agent: &ResolvedAgent, indent: usize) {
     let pad = " ".repeat(indent);
     let _ = writeln!(out, "{pad}agent `{}`", agent.meta.name);
+    if let Some(output) = &agent.meta.output {
+        let _ = writeln!(out, "{pad}  answers a typed `{}`", output.dto);
+    }
     for target in agent.meta.handoffs.iter().map(|t| t()) {
         let _ = writeln!(out, "{pad}  hands off to `{}`", target.name);
     }
