@@ -167,7 +167,13 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `handoffs` and `agent_tools`: never the agent itself (`[agent.handoff-self]`: the run
 /// would only hand itself over until the bound stops it; `[agent.agent-tool-self]`: its every
 /// call would start the same agent again, until the nesting bound stops it).
-fn not_self(ident: &syn::Ident, list: &Option<PathList>, rule: &str, what: &str, errors: &mut Errors) {
+fn not_self(
+    ident: &syn::Ident,
+    list: &Option<PathList>,
+    rule: &str,
+    what: &str,
+    errors: &mut Errors,
+) {
     for path in paths(list) {
         if path.is_ident("Self") || path.segments.last().is_some_and(|s| s.ident == *ident) {
             errors.push(syn::Error::new_spanned(

@@ -21,10 +21,10 @@ use super::run::run;
 use super::run_error::{RunError, RunFailed, StepFailedError};
 use super::state::RunState;
 use crate::contract::agent::{AgentMeta, agent_tool_name};
-use crate::contract::outcome::ToolCallErrorKind;
-use crate::contract::tool::{ErasedToolType, Tool, ToolMeta};
 use crate::contract::handler_error::ToolError;
+use crate::contract::outcome::ToolCallErrorKind;
 use crate::contract::tool::ToolHandler;
+use crate::contract::tool::{ErasedToolType, Tool, ToolMeta};
 use crate::contract::{Built, MetaRef};
 use crate::di::{DiError, Resolver, Services, TenantContext};
 use crate::dto::{Dto, FieldError, JsonPath, code};
@@ -69,7 +69,11 @@ impl Dto for AgentRequest {
         match value.get("request") {
             Some(Value::String(_)) => {}
             None | Some(Value::Null) => {
-                errors.push(FieldError::new(path, code::REQUIRED, "`request` is required"));
+                errors.push(FieldError::new(
+                    path,
+                    code::REQUIRED,
+                    "`request` is required",
+                ));
             }
             Some(_) => errors.push(FieldError::new(path, code::TYPE, "expected a string")),
         }
@@ -268,7 +272,9 @@ impl AgentTool {
             _ => nested.await,
         };
         match result {
-            Ok(out) => Ok(out.output.map_or_else(|| AgentAnswer::text(out.text), AgentAnswer)),
+            Ok(out) => Ok(out
+                .output
+                .map_or_else(|| AgentAnswer::text(out.text), AgentAnswer)),
             Err(failed) => Err(AgentToolError::of_run(agent, failed)),
         }
     }
@@ -296,7 +302,12 @@ impl Tool for AgentTool {
         Ok(Self {
             tool: Cow::Owned(execution.tool_name().to_string()),
             call_id: execution.call_id().to_string(),
-            step: execution.path().last().copied().unwrap_or_default().to_string(),
+            step: execution
+                .path()
+                .last()
+                .copied()
+                .unwrap_or_default()
+                .to_string(),
             tenant: resolver.tenant().cloned(),
         })
     }

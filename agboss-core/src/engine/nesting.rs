@@ -1,6 +1,6 @@
 //! Runs started inside a tool call of another run (nested runs): what the calling run lends
-//! the call for its time ([`CallingRun`]: its budget, its runtime, its tenant, its nesting
-//! depth and where its events go), held in a task-local while the call runs. A run made
+//! the call for its time ([`CallingRun`]: its budget, its runtime, its cancellation, its
+//! nesting depth and where its events go), held in a task-local while the call runs. A run made
 //! in that task nests its budget in the caller's (`limits.rs`: a nested run cannot bypass
 //! the outer run's limits) and counts its depth from the caller's; an agent tool
 //! (`agent_tool.rs`) reads the rest to run its agent.
