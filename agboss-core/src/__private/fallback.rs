@@ -44,6 +44,7 @@ pub const AGENT: &AgentMeta = &AgentMeta {
     output: None,
     output_retries: None,
     handoffs: &[],
+    agent_tools: &[],
 };
 
 /// Placeholder of an erroneous `#[router]`.

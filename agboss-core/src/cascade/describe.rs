@@ -92,6 +92,9 @@ fn render_agent(out: &mut String, agent: &ResolvedAgent, indent: usize) {
     for target in agent.meta.handoffs.iter().map(|t| t()) {
         let _ = writeln!(out, "{pad}  hands off to `{}`", target.name);
     }
+    for asked in agent.meta.agent_tools.iter().map(|a| a()) {
+        let _ = writeln!(out, "{pad}  asks `{}` as a tool", asked.name);
+    }
     render_guardrails(out, &agent.guardrails, indent + 2);
     for tool in &agent.tools {
         render_tool(out, tool, indent + 2);

@@ -137,6 +137,7 @@ pub struct AgentKeys {
     pub output: Option<TypePath>,
     pub output_retries: Option<Int>,
     pub handoffs: Option<PathList>,
+    pub agent_tools: Option<PathList>,
     #[darling(flatten)]
     pub scope: Guardrails<Cascade>,
 }
