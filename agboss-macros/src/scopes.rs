@@ -127,6 +127,13 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
             quote::quote_spanned!(syn::spanned::Spanned::span(a)=> #p::agent_meta::<#a> as fn() -> &'static #p::AgentMeta)
         });
         let agent_tools = quote!(&[#(#agent_tools),*]);
+        let ask_approval = match &args.keys.ask_approval {
+            Some(channel) => {
+                let channel = &channel.0;
+                quote!(::core::option::Option::Some(#p::channel_meta::<#channel>()))
+            }
+            None => quote!(::core::option::Option::None),
+        };
         let output = match &args.keys.output {
             Some(dto) => {
                 let dto = &dto.0;
@@ -157,6 +164,7 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
                 output_retries: #output_retries,
                 handoffs: #handoffs,
                 agent_tools: #agent_tools,
+                ask_approval: #ask_approval,
             },
             TokenStream::new(),
             TokenStream::new(),

@@ -45,6 +45,7 @@ pub const AGENT: &AgentMeta = &AgentMeta {
     output_retries: None,
     handoffs: &[],
     agent_tools: &[],
+    ask_approval: None,
 };
 
 /// Placeholder of an erroneous `#[router]`.

@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::channel::ChannelMeta;
 use super::guardrail::ScopeGuardrails;
 use super::interceptor::InterceptorMeta;
 use super::pii_policy::PiiPolicyMeta;
@@ -125,6 +126,10 @@ pub struct AgentMeta {
     /// any tool; a call runs the agent as a nested run. Functions ([`agent_meta`]), so two
     /// agents may list each other (the nesting depth is bounded at run time).
     pub agent_tools: &'static [fn() -> &'static AgentMeta],
+    /// `ask_approval = SomeChannel`: a call of this agent as another agent's tool
+    /// (`agent_tools = [..]`) waits for a human decision through this channel, after the
+    /// caller's interceptors allowed it and before the agent runs.
+    pub ask_approval: Option<&'static ChannelMeta>,
 }
 
 /// The registration data of agent `A`: what `handoffs = [..]` lists.

@@ -324,7 +324,7 @@ impl ErasedToolType for AgentToolType {
 
 /// The registration data of the tool that asks `agent` (what the cascade binds on the path of
 /// each agent that lists it in `agent_tools`): named [`agent_tool_name`], input
-/// [`AgentRequest`], not idempotent.
+/// [`AgentRequest`], not idempotent, gated by the agent's `ask_approval` channel if it has one.
 pub(crate) fn meta(agent: &'static AgentMeta) -> MetaRef<ToolMeta> {
     let mut meta = ToolMeta::new(
         "",
@@ -333,7 +333,8 @@ pub(crate) fn meta(agent: &'static AgentMeta) -> MetaRef<ToolMeta> {
         AGENT_TOOL.type_id,
         AGENT_TOOL.erased,
     )
-    .with_schemas(AgentRequest::json_schema, AgentAnswer::json_schema);
+    .with_schemas(AgentRequest::json_schema, AgentAnswer::json_schema)
+    .with_approval(agent.ask_approval, None);
     meta.name = Cow::Owned(agent_tool_name(agent.name));
     meta.description = Cow::Owned(format!(
         "Ask {}: {}. Send one self-contained request; it answers with its result.",

@@ -1,10 +1,11 @@
 //! A journaled outer run: an agent tool's call that completed is read back on resume, never
 //! run again; one that started and has no recorded end is in doubt, never rerun; a nested
-//! call that needs approval fails the agent tool's call and leaves no ticket behind.
+//! call that needs approval fails the agent tool's call and leaves no ticket behind; an asked
+//! agent with `ask_approval` makes the call itself wait for a human, then run on resume.
 use std::time::Duration;
 
 use agboss_core::store::{MemoryStore, SharedStore, TicketQuery};
-use agboss_testing::approval::RecordingChannel;
+use agboss_testing::approval::{RecordingChannel, approve_all};
 
 use super::*;
 
@@ -17,6 +18,8 @@ fn journaled(
     builder(model, rec)
         .agent::<GateAgent>()
         .agent::<CounterAgent>()
+        .agent::<AuditAgent>()
+        .agent::<ClerkAgent>()
         .store(store.clone())
         .worker_id(worker)
         .lease_ttl(Duration::from_millis(150))
@@ -139,4 +142,44 @@ async fn a_nested_call_that_needs_approval_fails_the_agent_tools_call() {
     assert_eq!(rec.count("refund:"), 0, "the gated call did not run");
     let tickets = app.tickets("acme").list(&TicketQuery::new()).await.unwrap();
     assert!(tickets.tickets.is_empty(), "no ticket is left waiting");
+}
+
+#[agent(name = "audit-agent", description = "Audits parcels", tools = [TrackTool], ask_approval = RecordingChannel)]
+pub struct AuditAgent;
+
+#[agent(name = "clerk-agent", description = "Asks the auditor", tool_interceptors = [DeskToolInterceptor], agent_tools = [AuditAgent])]
+pub struct ClerkAgent;
+
+#[tokio::test]
+async fn an_agent_asked_with_ask_approval_waits_for_a_human_then_runs_on_resume() {
+    let store = SharedStore::new(MemoryStore::new());
+    let rec = Recorder::new();
+    let model = Arc::new(ScriptedModel::new([
+        ask("audit_agent", "Audit parcel P-1"),
+        Turn::tool_call("track-tool", json!({"parcel": "P-1"})),
+        Turn::text("P-1 audited."),
+        Turn::text("Your parcel was audited."),
+    ]));
+    let app = journaled(&store, &model, &rec, "worker-a");
+    let ctx = RunContext::new().tenant("acme").run_id("audit-1");
+    let err = app
+        .execute("clerk-agent", "Audit my parcel", ctx)
+        .await
+        .unwrap_err();
+    let RunError::AwaitingApproval { tickets, .. } = err.error() else {
+        panic!("{err:?}")
+    };
+    assert_eq!(tickets.len(), 1);
+    assert_eq!(tickets[0].tool, "ask_audit_agent");
+    // The caller's chain allowed the call before anyone was asked; the agent did not run.
+    assert_eq!(rec.take(), ["desk:ask_audit_agent"]);
+    assert_eq!(model.request_count(), 1);
+    assert_eq!(approve_all(&app, "acme").await.unwrap().len(), 1);
+    let out = app
+        .resume_run("audit-1", RunContext::new().tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(out.text, "Your parcel was audited.");
+    assert_eq!(rec.take(), ["desk:ask_audit_agent", "track:acme:P-1"]);
+    assert_eq!(model.request_count(), 4);
 }
