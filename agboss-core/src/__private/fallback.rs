@@ -44,6 +44,8 @@ pub const AGENT: &AgentMeta = &AgentMeta {
     output: None,
     output_retries: None,
     handoffs: &[],
+    agent_tools: &[],
+    ask_approval: None,
 };
 
 /// Placeholder of an erroneous `#[router]`.

@@ -231,7 +231,10 @@ async fn step_call(
         return Err(limit_exceeded(run, name, refused));
     }
     let outcome = run
-        .or_cancel(run.budget().calling(callback.call(invocation)))
+        .or_cancel(super::nesting::calling(
+            run.lent(),
+            callback.call(invocation),
+        ))
         .await?;
     let observed = observe(name, call_id, outcome, Reader::Step, &|t| {
         callback.mask_for_model(t)
