@@ -248,6 +248,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let console = std::env::args().any(|a| a == "--console");
     let restate = std::env::args().any(|a| a == "--restate")
         || std::env::var("AGBOSS_RESTATE").is_ok_and(|v| v == "1");
+    if restate && console {
+        eprintln!("--console decides in this process: --restate is ignored");
+    }
     let driver = if restate && !console {
         match RunDriver::restate_from_env(&app, [workflow.clone()]).await {
             Ok(driver) => driver,
