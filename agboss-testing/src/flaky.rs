@@ -7,7 +7,7 @@ use agboss_core::model::Message;
 use agboss_core::store::{
     JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, RunStore, StepEntry, StoreError,
     ThreadInfo, ThreadList, ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketPage,
-    TicketQuery, TicketState, TicketStore,
+    TicketQuery, TicketState, TicketStore, UsageKey, UsageStore,
 };
 
 /// Wraps a store; [`FlakyStore::fail_all`] makes every operation fail with a backend error,
@@ -209,5 +209,33 @@ impl<S: TicketStore> TicketStore for FlakyStore<S> {
     ) -> Result<Ticket, StoreError> {
         self.check_write("advance_ticket", false)?;
         self.inner.advance_ticket(lease, ticket_id, from, to).await
+    }
+}
+
+impl<S: UsageStore> UsageStore for FlakyStore<S> {
+    async fn reserve_usage(
+        &self,
+        key: &UsageKey,
+        amount: u64,
+        max: u64,
+    ) -> Result<Option<u64>, StoreError> {
+        self.check("reserve_usage")?;
+        self.inner.reserve_usage(key, amount, max).await
+    }
+    async fn add_usage(&self, key: &UsageKey, amount: u64) -> Result<u64, StoreError> {
+        self.check("add_usage")?;
+        self.inner.add_usage(key, amount).await
+    }
+    async fn release_usage(&self, key: &UsageKey, amount: u64) -> Result<(), StoreError> {
+        self.check("release_usage")?;
+        self.inner.release_usage(key, amount).await
+    }
+    async fn usage(&self, key: &UsageKey) -> Result<u64, StoreError> {
+        self.check("usage")?;
+        self.inner.usage(key).await
+    }
+    async fn prune_usage(&self, before_ms: i64) -> Result<u64, StoreError> {
+        self.check("prune_usage")?;
+        self.inner.prune_usage(before_ms).await
     }
 }
