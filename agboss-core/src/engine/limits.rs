@@ -17,13 +17,9 @@
 //! * A run started while a tool call of another run is running (a tool that runs an agent, in
 //!   the same task) is **nested**: every call it makes is reserved in its own budget and in the
 //!   outer run's, so a nested run cannot bypass the outer run's limits.
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-
-use super::prices::PriceTable;
-use crate::model::Usage;
+use std::time::Duration;
 
 /// What a run may spend. Every bound is optional (`None`: unbounded).
 ///
@@ -125,6 +121,77 @@ impl UsageLimits {
     pub fn is_unbounded(&self) -> bool {
         *self == Self::default()
     }
+    /// These bounds for each tenant over a time `window`, counted across its runs (and every
+    /// app instance over the same store), for
+    /// [`AppBuilder::tenant_usage_limits`](crate::AppBuilder::tenant_usage_limits).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use agboss_core::engine::UsageLimits;
+    ///
+    /// let hourly = UsageLimits::new().tool_calls(100).per_tenant(Duration::from_secs(3600));
+    /// assert_eq!(hourly.limits.max_tool_calls, Some(100));
+    /// assert_eq!(hourly.window, Duration::from_secs(3600));
+    /// ```
+    #[must_use]
+    pub fn per_tenant(self, window: Duration) -> TenantUsageLimits {
+        TenantUsageLimits {
+            limits: self,
+            window,
+            token_reservation: DEFAULT_TOKEN_RESERVATION,
+        }
+    }
+}
+
+/// What a model call reserves of each token (and cost) bound of a tenant window before it
+/// starts, unless [`TenantUsageLimits::token_reservation`] says otherwise.
+pub const DEFAULT_TOKEN_RESERVATION: u64 = 1;
+
+/// Usage limits of each tenant over a time window ([`UsageLimits::per_tenant`]): every run of
+/// a tenant counts into the tenant's window, kept in the app's store
+/// ([`UsageStore`](crate::store::UsageStore)), so the bound holds across runs and across every
+/// app instance over the same store. Windows are fixed and aligned on the epoch (an hour window
+/// runs from one full hour to the next).
+///
+/// * Model requests and tool calls (in all and per tool) are reserved in the store before the
+///   call, by one atomic conditional add: a call that would pass a bound never starts.
+/// * Tokens and cost are known after the call: a model call reserves
+///   [`token_reservation`](Self::token_reservation) of each such bound first (refused when that
+///   would pass the bound), then settles with what it used: the unused part is released, the
+///   excess added (a call whose usage passes the bound fails its run after it).
+/// * A store error while reserving fails the call closed (the run fails with
+///   [`RunError::Store`](super::RunError::Store); the call does not run).
+///
+/// ```
+/// use std::time::Duration;
+/// use agboss_core::engine::UsageLimits;
+///
+/// let daily = UsageLimits::new()
+///     .output_tokens(200_000)
+///     .per_tenant(Duration::from_secs(24 * 3600))
+///     .token_reservation(2_000); // what one answer is expected to take
+/// assert_eq!(daily.token_reservation, 2_000);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TenantUsageLimits {
+    /// The bounds, per tenant and window.
+    pub limits: UsageLimits,
+    /// The window's length.
+    pub window: Duration,
+    /// What a model call reserves of each token and cost bound before it starts (default
+    /// [`DEFAULT_TOKEN_RESERVATION`]): the larger, the less concurrent calls can pass a bound
+    /// together before their usage is known.
+    pub token_reservation: u64,
+}
+
+impl TenantUsageLimits {
+    /// Sets what a model call reserves of each token and cost bound before it starts.
+    #[must_use]
+    pub fn token_reservation(mut self, tokens: u64) -> Self {
+        self.token_reservation = tokens;
+        self
+    }
 }
 
 /// Which bound of [`UsageLimits`] a call would have passed.
@@ -165,8 +232,9 @@ impl fmt::Display for LimitKind {
 /// ([`RunError::UsageLimit`](super::RunError::UsageLimit)) and emits
 /// [`RunEvent::UsageLimitExceeded`](super::RunEvent::UsageLimitExceeded).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("usage limit exceeded: {limit} would reach {used}, the limit is {max}{}",
-        if *.outer { " (the outer run's)" } else { "" })]
+#[error("usage limit exceeded: {limit} would reach {used}, the limit is {max}{}{}",
+        if *.outer { " (the outer run's)" } else { "" },
+        match .window { Some(w) => format!(" (the tenant's, per {w:?})"), None => String::new() })]
 #[non_exhaustive]
 pub struct UsageLimitExceeded {
     /// The bound.
@@ -177,6 +245,9 @@ pub struct UsageLimitExceeded {
     pub used: u64,
     /// True when the bound is an outer run's (this run is nested in it).
     pub outer: bool,
+    /// The window of the tenant limits whose bound it is ([`TenantUsageLimits`]); `None` for
+    /// the run's limits.
+    pub window: Option<Duration>,
 }
 
 /// What a run spent, as its budget counted it (reservations included).
@@ -193,282 +264,4 @@ pub struct UsageCount {
     pub output_tokens: u64,
     /// Cost settled, in micro-dollars (rounded down; `0` without prices).
     pub cost_micros: u64,
-}
-
-/// A run's budget: its limits and what it reserved, shared with the runs nested in it.
-#[derive(Debug, Default)]
-pub(crate) struct RunBudget {
-    limits: UsageLimits,
-    model_requests: AtomicU64,
-    tool_calls: AtomicU64,
-    input_tokens: AtomicU64,
-    output_tokens: AtomicU64,
-    per_tool: Mutex<HashMap<String, u64>>,
-    /// Cost settled, in millionths of a micro-dollar.
-    cost_pico: AtomicU64,
-    prices: Arc<PriceTable>,
-    parent: Option<Arc<RunBudget>>,
-}
-
-/// Cost is counted in millionths of a micro-dollar: a price per million tokens times tokens.
-const PICO_PER_MICRO: u64 = 1_000_000;
-
-tokio::task_local! {
-    /// The budget of the run whose tool call is running in this task.
-    static CALLING_RUN: Arc<RunBudget>;
-}
-
-/// Adds one to `counter` unless that passes `max`; the new count, or the refusal.
-fn reserve_one(
-    counter: &AtomicU64,
-    max: Option<u64>,
-    limit: LimitKind,
-) -> Result<u64, UsageLimitExceeded> {
-    let result = counter.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-        let next = n.saturating_add(1);
-        match max {
-            Some(max) if next > max => None,
-            _ => Some(next),
-        }
-    });
-    match result {
-        Ok(n) => Ok(n + 1),
-        Err(n) => Err(UsageLimitExceeded {
-            limit,
-            max: max.unwrap_or(u64::MAX),
-            used: n.saturating_add(1),
-            outer: false,
-        }),
-    }
-}
-
-impl RunBudget {
-    /// The budget of a new run with `limits`: nested in the run whose tool call is running in
-    /// this task, if one is.
-    pub(crate) fn new(limits: UsageLimits, prices: Arc<PriceTable>) -> Arc<Self> {
-        let parent = CALLING_RUN.try_with(Arc::clone).ok();
-        Arc::new(Self {
-            limits,
-            prices,
-            parent,
-            ..Self::default()
-        })
-    }
-
-    /// Runs `fut` (a tool call of this run) with this budget as the one runs started inside it
-    /// nest in.
-    pub(crate) async fn calling<F: Future>(self: &Arc<Self>, fut: F) -> F::Output {
-        CALLING_RUN.scope(Arc::clone(self), fut).await
-    }
-
-    /// What was counted so far.
-    pub(crate) fn count(&self) -> UsageCount {
-        UsageCount {
-            model_requests: self.model_requests.load(Ordering::Acquire),
-            tool_calls: self.tool_calls.load(Ordering::Acquire),
-            input_tokens: self.input_tokens.load(Ordering::Acquire),
-            output_tokens: self.output_tokens.load(Ordering::Acquire),
-            cost_micros: self.cost_pico.load(Ordering::Acquire) / PICO_PER_MICRO,
-        }
-    }
-
-    /// Reserves a call of `model` here and in every outer run: refused when one more request
-    /// passes a bound, the tokens or cost settled already reached one, or a cost bound is set
-    /// and `model` has no price.
-    pub(crate) fn reserve_model(&self, model: &str) -> Result<(), UsageLimitExceeded> {
-        if self.limits.max_cost_micros.is_some() && self.prices.get(model).is_none() {
-            return Err(UsageLimitExceeded {
-                limit: LimitKind::UnpricedModel(model.to_string()),
-                max: self.limits.max_cost_micros.unwrap_or_default(),
-                used: self.count().cost_micros,
-                outer: false,
-            });
-        }
-        self.check_tokens()?;
-        reserve_one(
-            &self.model_requests,
-            self.limits.max_model_requests,
-            LimitKind::ModelRequests,
-        )?;
-        if let Some(parent) = &self.parent
-            && let Err(refused) = parent.reserve_model(model)
-        {
-            self.model_requests.fetch_sub(1, Ordering::AcqRel);
-            return Err(UsageLimitExceeded {
-                outer: true,
-                ..refused
-            });
-        }
-        Ok(())
-    }
-
-    /// Counts a model call read back from the journal (it ran before: never refused).
-    pub(crate) fn record_model(&self, usage: Usage, model: &str) {
-        self.model_requests.fetch_add(1, Ordering::AcqRel);
-        self.add_tokens(usage, model);
-        if let Some(parent) = &self.parent {
-            parent.record_model(usage, model);
-        }
-    }
-
-    /// Settles a model call with its usage: an error when the tokens now pass a bound, here or
-    /// in an outer run.
-    pub(crate) fn settle_model(&self, usage: Usage, model: &str) -> Result<(), UsageLimitExceeded> {
-        self.add_tokens(usage, model);
-        if let Some(parent) = &self.parent {
-            parent
-                .settle_model(usage, model)
-                .map_err(|e| UsageLimitExceeded { outer: true, ..e })?;
-        }
-        self.check_tokens()
-    }
-
-    fn add_tokens(&self, usage: Usage, model: &str) {
-        self.input_tokens
-            .fetch_add(usage.prompt_tokens, Ordering::AcqRel);
-        self.output_tokens
-            .fetch_add(usage.completion_tokens, Ordering::AcqRel);
-        if let Some(price) = self.prices.get(model) {
-            self.cost_pico.fetch_add(
-                price.cost_pico(usage.prompt_tokens, usage.completion_tokens),
-                Ordering::AcqRel,
-            );
-        }
-    }
-
-    /// Refused when the settled tokens or cost reached a bound.
-    fn check_tokens(&self) -> Result<(), UsageLimitExceeded> {
-        if let Some(max) = self.limits.max_cost_micros {
-            let pico = self.cost_pico.load(Ordering::Acquire);
-            if pico >= max.saturating_mul(PICO_PER_MICRO) {
-                return Err(UsageLimitExceeded {
-                    limit: LimitKind::Cost,
-                    max,
-                    used: pico.div_ceil(PICO_PER_MICRO),
-                    outer: false,
-                });
-            }
-        }
-        for (counter, max, limit) in [
-            (
-                &self.input_tokens,
-                self.limits.max_input_tokens,
-                LimitKind::InputTokens,
-            ),
-            (
-                &self.output_tokens,
-                self.limits.max_output_tokens,
-                LimitKind::OutputTokens,
-            ),
-        ] {
-            let used = counter.load(Ordering::Acquire);
-            if let Some(max) = max
-                && used >= max
-            {
-                return Err(UsageLimitExceeded {
-                    limit,
-                    max,
-                    used,
-                    outer: false,
-                });
-            }
-        }
-        Ok(())
-    }
-
-    /// Reserves a call of `tool` here and in every outer run (in all, and of that tool).
-    pub(crate) fn reserve_tool(&self, tool: &str) -> Result<(), UsageLimitExceeded> {
-        reserve_one(
-            &self.tool_calls,
-            self.limits.max_tool_calls,
-            LimitKind::ToolCalls,
-        )?;
-        if let Err(refused) = self.reserve_of(tool) {
-            self.tool_calls.fetch_sub(1, Ordering::AcqRel);
-            return Err(refused);
-        }
-        if let Some(parent) = &self.parent
-            && let Err(refused) = parent.reserve_tool(tool)
-        {
-            self.tool_calls.fetch_sub(1, Ordering::AcqRel);
-            self.release_of(tool);
-            return Err(UsageLimitExceeded {
-                outer: true,
-                ..refused
-            });
-        }
-        Ok(())
-    }
-
-    fn reserve_of(&self, tool: &str) -> Result<(), UsageLimitExceeded> {
-        let max = self.limits.max_tool_calls_per_tool.get(tool).copied();
-        let mut per_tool = self.per_tool.lock().unwrap_or_else(|e| e.into_inner());
-        let used = per_tool.entry(tool.to_string()).or_default();
-        let next = used.saturating_add(1);
-        if let Some(max) = max
-            && next > max
-        {
-            return Err(UsageLimitExceeded {
-                limit: LimitKind::ToolCallsOf(tool.to_string()),
-                max,
-                used: next,
-                outer: false,
-            });
-        }
-        *used = next;
-        Ok(())
-    }
-
-    fn release_of(&self, tool: &str) {
-        let mut per_tool = self.per_tool.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(used) = per_tool.get_mut(tool) {
-            *used = used.saturating_sub(1);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_refused_reservation_leaves_no_count_behind() {
-        let outer = Arc::new(RunBudget {
-            limits: UsageLimits::new().tool_calls(1),
-            ..RunBudget::default()
-        });
-        let inner = RunBudget {
-            limits: UsageLimits::new().tool_calls_of("a-tool", 5),
-            parent: Some(Arc::clone(&outer)),
-            ..RunBudget::default()
-        };
-        inner.reserve_tool("a-tool").unwrap();
-        let refused = inner.reserve_tool("a-tool").unwrap_err();
-        assert!(refused.outer);
-        assert_eq!(refused.limit, LimitKind::ToolCalls);
-        assert_eq!(inner.count().tool_calls, 1);
-        assert_eq!(inner.per_tool.lock().unwrap()["a-tool"], 1);
-        assert_eq!(outer.count().tool_calls, 1);
-    }
-
-    #[test]
-    fn tokens_stop_the_next_model_call_once_a_bound_is_reached() {
-        let budget = RunBudget {
-            limits: UsageLimits::new().output_tokens(10),
-            ..RunBudget::default()
-        };
-        budget.reserve_model("m").unwrap();
-        budget.settle_model(Usage::new(100, 6), "m").unwrap();
-        budget.reserve_model("m").unwrap();
-        let over = budget.settle_model(Usage::new(100, 6), "m").unwrap_err();
-        assert_eq!(
-            (over.limit.clone(), over.used),
-            (LimitKind::OutputTokens, 12)
-        );
-        assert_eq!(
-            budget.reserve_model("m").unwrap_err().limit,
-            LimitKind::OutputTokens
-        );
-        assert_eq!(budget.count().model_requests, 2);
-    }
 }

@@ -61,7 +61,8 @@
 //! | `ticket/` | the ticket lifecycle | the one state machine of a ticket, `Decision`, `OnRejection` |
 //! | `direct.rs` | gated direct calls | a direct call's one-call run and its ticket |
 //! | `journal.rs`, `replay.rs`, `in_doubt.rs` | the journal | the run's lease and writes; what it read back; calls in doubt |
-//! | `limits.rs`, `prices.rs` | usage limits | `UsageLimits`, the run's budget: reserve before a call, settle after, nested runs; `PriceTable` |
+//! | `limits.rs`, `budget.rs`, `prices.rs` | usage limits | `UsageLimits`, `TenantUsageLimits`; the run's budget: reserve before a call, settle after, nested runs; `PriceTable` |
+//! | `tenant_usage.rs`, `admit.rs` | admitting a call | the tenant windows in the store; a call reserved in the run's budget then in its tenant's windows, settled after |
 //! | `context.rs`, `workflow.rs`, `output.rs`, `run_error.rs`, `events.rs` | data | `RunContext`/`Target`, `Flow`, `RunOutput`/`Stats`, `RunError`, `RunEvent` |
 //! | `telemetry.rs`, `pretty.rs` | reporting | spans; events for people |
 //!
@@ -82,8 +83,10 @@ use crate::model::SharedChatModel;
 use crate::pipeline::ErasedChannel;
 use crate::store::SharedStore;
 
+mod admit;
 mod agent_loop;
 pub(crate) mod approval;
+mod budget;
 pub mod context;
 pub(crate) mod direct;
 pub mod events;
@@ -105,6 +108,7 @@ pub mod run;
 mod run_error;
 mod state;
 mod telemetry;
+mod tenant_usage;
 pub(crate) mod ticket;
 mod tool_calls;
 mod tool_step;
@@ -115,7 +119,10 @@ pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use handoff::DEFAULT_MAX_HANDOFFS;
 pub use in_doubt::InDoubtResolution;
-pub use limits::{LimitKind, UsageCount, UsageLimitExceeded, UsageLimits};
+pub use limits::{
+    DEFAULT_TOKEN_RESERVATION, LimitKind, TenantUsageLimits, UsageCount, UsageLimitExceeded,
+    UsageLimits,
+};
 pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, OutputError, RunOutput};
 pub use prices::{Price, PriceTable};
 pub use router::parse_route;
@@ -123,6 +130,7 @@ pub use run::RunStream;
 pub use run_error::StepFailedError;
 pub use run_error::{RunError, RunFailed};
 pub(crate) use state::RunState;
+pub(crate) use tenant_usage::TenantGate;
 pub use ticket::Decision;
 
 /// What runs need of a built app: its resolved structure, its models, its listeners.
@@ -139,6 +147,8 @@ pub(crate) struct Runtime {
     pub(crate) usage_limits: UsageLimits,
     /// What each model's tokens cost (for cost bounds).
     pub(crate) prices: Arc<PriceTable>,
+    /// The tenant windows, kept in the app's store.
+    pub(crate) tenant_gate: Option<TenantGate>,
     /// How streamed answers of guarded paths are released (a run may override it).
     pub(crate) output_streaming: crate::contract::guardrail::OutputStreaming,
     /// The undecorated tool callbacks of each agent path (by `ResolvedAgent::index`), made on

@@ -10,10 +10,11 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::Runtime;
+use super::budget::RunBudget;
 use super::context::{OrCancel, RunContext};
 use super::events::RunEvent;
 use super::journal::RunJournal;
-use super::limits::{RunBudget, UsageLimitExceeded};
+use super::limits::UsageLimitExceeded;
 use super::run_error::RunError;
 use crate::callback::SharedToolCallback;
 use crate::callback::stack::stack;

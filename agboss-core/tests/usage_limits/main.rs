@@ -15,6 +15,7 @@ use agboss_testing::trajectory::{Move, trajectory};
 use serde_json::json;
 
 mod nested;
+mod tenant;
 mod workflow;
 
 #[derive(Dto, Debug, Clone, PartialEq)]
