@@ -99,7 +99,9 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
     let output_retries = output_retries(&args.keys, &mut errors);
     check::no_duplicates("handoffs", &args.keys.handoffs, &mut errors);
     handoff_self(&item.ident, &args.keys, &mut errors);
+    let limits = crate::usage_limits::check(&args.keys.usage_limits, &mut errors);
     finish(&item, errors, fallback, || {
+        let usage_limits = crate::usage_limits::tokens(&limits);
         let p = quote!(::agboss_core::__private);
         let named = name_fields(&args);
         let instructions = str_or_empty(&args.keys.instructions);
@@ -138,6 +140,7 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
                 output: #output,
                 output_retries: #output_retries,
                 handoffs: #handoffs,
+                usage_limits: #usage_limits,
             },
             TokenStream::new(),
             TokenStream::new(),
@@ -279,7 +282,9 @@ pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
     );
     let max_result_size = check::cascade(kind, &args.keys.scope.rest, &mut errors);
     check::guardrails(&args.keys.scope, &mut errors);
+    let limits = crate::usage_limits::check(&args.keys.usage_limits, &mut errors);
     finish(&item, errors, fallback, || {
+        let usage_limits = crate::usage_limits::tokens(&limits);
         let named = name_fields(&args);
         let members = member_fields(&args.keys.agents, &args.keys.routers, &args.keys.tools);
         let cascade = cascade_fields(&args.keys.scope.rest);
@@ -293,6 +298,7 @@ pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
                 #cascade
                 max_result_size: #max_result_size,
                 guardrails: #guardrails,
+                usage_limits: #usage_limits,
             },
             TokenStream::new(),
             TokenStream::new(),
@@ -346,7 +352,9 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
             "[cascade.nothing-to-exclude] the application is the outermost scope, so it inherits nothing to exclude; remove `exclude_tool_interceptors` here and exclude at an inner scope (workflow, agent or tool)",
         ));
     }
+    let limits = crate::usage_limits::check(&args.keys.usage_limits, &mut errors);
     finish(&item, errors, fallback, || {
+        let usage_limits = crate::usage_limits::tokens(&limits);
         let named = name_fields(&args);
         let workflows = meta_list(paths(&args.keys.workflows), "Workflow");
         let members = member_fields(&args.keys.agents, &args.keys.routers, &args.keys.tools);
@@ -364,6 +372,7 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
                 #attach
                 max_result_size: #max_result_size,
                 guardrails: #guardrails,
+                usage_limits: #usage_limits,
             },
             TokenStream::new(),
             TokenStream::new(),

@@ -9,6 +9,7 @@ use super::{
     PiiPolicyMeta, RouterMeta, ScopeGuardrails, ToolErrorPolicy, ToolMeta, WorkflowMeta,
 };
 use crate::contract::guardrail::Boundary;
+use crate::contract::usage_limits::UsageLimitsMeta;
 use crate::pii::MaskStrategy;
 
 /// The `TypeId` of every placeholder.
@@ -44,6 +45,7 @@ pub const AGENT: &AgentMeta = &AgentMeta {
     output: None,
     output_retries: None,
     handoffs: &[],
+    usage_limits: UsageLimitsMeta::NONE,
 };
 
 /// Placeholder of an erroneous `#[router]`.
@@ -72,6 +74,7 @@ pub const WORKFLOW: &WorkflowMeta = &WorkflowMeta {
     pii_policies: &[],
     max_result_size: None,
     guardrails: GUARDRAILS,
+    usage_limits: UsageLimitsMeta::NONE,
 };
 
 /// Placeholder of an erroneous `#[application]`.
@@ -89,6 +92,7 @@ pub const APPLICATION: &ApplicationMeta = &ApplicationMeta {
     pii_policies: &[],
     max_result_size: None,
     guardrails: GUARDRAILS,
+    usage_limits: UsageLimitsMeta::NONE,
 };
 
 /// Placeholder of an erroneous `#[pii_policy]`.

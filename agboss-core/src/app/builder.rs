@@ -363,6 +363,7 @@ impl AppBuilder {
             self.bp.services.insert(Arc::clone(&servers));
             self.bp.remote = Some(servers);
         }
+        self.bp.usage_limits = self.usage_limits.clone();
         let resolved = self.bp.resolve()?;
         // The approval channels of the app's gated tools, built once.
         let mut channels = HashMap::new();

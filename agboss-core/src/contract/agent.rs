@@ -120,6 +120,10 @@ pub struct AgentMeta {
     /// sees one `transfer_to_<name>` tool per target ([`handoff_tool_name`]). Functions
     /// ([`agent_meta`]), so two agents may hand off to each other.
     pub handoffs: &'static [fn() -> &'static AgentMeta],
+    /// Usage limits declared here (`usage_limits(..)`): a run on a path under this scope gets
+    /// the strictest of every scope's, the app's and its own
+    /// ([`UsageLimits`](crate::engine::UsageLimits)).
+    pub usage_limits: crate::contract::usage_limits::UsageLimitsMeta,
 }
 
 /// The registration data of agent `A`: what `handoffs = [..]` lists.

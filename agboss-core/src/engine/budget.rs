@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::limits::{LimitKind, UsageCount, UsageLimitExceeded, UsageLimits};
 use super::prices::PriceTable;
+use crate::contract::usage_limits::{LimitKind, UsageCount, UsageLimitExceeded, UsageLimits};
 use crate::model::Usage;
 
 /// A run's budget: its limits and what it reserved, shared with the runs nested in it.

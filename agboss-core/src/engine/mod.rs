@@ -61,7 +61,7 @@
 //! | `ticket/` | the ticket lifecycle | the one state machine of a ticket, `Decision`, `OnRejection` |
 //! | `direct.rs` | gated direct calls | a direct call's one-call run and its ticket |
 //! | `journal.rs`, `replay.rs`, `in_doubt.rs` | the journal | the run's lease and writes; what it read back; calls in doubt |
-//! | `limits.rs`, `budget.rs`, `prices.rs` | usage limits | `UsageLimits`, `TenantUsageLimits`; the run's budget: reserve before a call, settle after, nested runs; `PriceTable` |
+//! | `budget.rs`, `prices.rs` | usage limits | the run's budget (its limits, `UsageLimits`, are data of `contract::usage_limits`): reserve before a call, settle after, nested runs; `PriceTable` |
 //! | `tenant_usage.rs`, `admit.rs` | admitting a call | the tenant windows in the store; a call reserved in the run's budget then in its tenant's windows, settled after |
 //! | `context.rs`, `workflow.rs`, `output.rs`, `run_error.rs`, `events.rs` | data | `RunContext`/`Target`, `Flow`, `RunOutput`/`Stats`, `RunError`, `RunEvent` |
 //! | `telemetry.rs`, `pretty.rs` | reporting | spans; events for people |
@@ -97,7 +97,6 @@ mod guardrails;
 mod handoff;
 pub(crate) mod in_doubt;
 pub(crate) mod journal;
-mod limits;
 mod model_turn;
 mod output;
 mod pretty;
@@ -115,14 +114,14 @@ mod tool_step;
 mod typed_output;
 pub mod workflow;
 
+pub use crate::contract::usage_limits::{
+    DEFAULT_TOKEN_RESERVATION, LimitKind, TenantUsageLimits, UsageCount, UsageLimitExceeded,
+    UsageLimits,
+};
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use handoff::DEFAULT_MAX_HANDOFFS;
 pub use in_doubt::InDoubtResolution;
-pub use limits::{
-    DEFAULT_TOKEN_RESERVATION, LimitKind, TenantUsageLimits, UsageCount, UsageLimitExceeded,
-    UsageLimits,
-};
 pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, OutputError, RunOutput};
 pub use prices::{Price, PriceTable};
 pub use router::parse_route;

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::limits::{LimitKind, TenantUsageLimits, UsageLimitExceeded};
 use super::prices::PriceTable;
+use crate::contract::usage_limits::{LimitKind, TenantUsageLimits, UsageLimitExceeded};
 use crate::model::Usage;
 use crate::store::{SharedStore, StoreError, UsageKey, UsageStore};
 

@@ -5,7 +5,7 @@
 //!
 //! A run's limits are the strictest of the application's
 //! ([`AppBuilder::usage_limits`](crate::AppBuilder::usage_limits)) and the run's
-//! ([`RunContext::usage_limits`](super::RunContext::usage_limits)): each bound is the smallest
+//! ([`RunContext::usage_limits`](crate::engine::RunContext::usage_limits)): each bound is the smallest
 //! one set (strictest wins: a run can tighten the application's limits, never loosen them).
 //!
 //! * Model requests and tool calls are **reserved** before the call: the count goes up first,
@@ -48,7 +48,7 @@ pub struct UsageLimits {
     /// Tool calls per tool name.
     pub max_tool_calls_per_tool: BTreeMap<String, u64>,
     /// Cost of every model call, in micro-dollars, by the app's
-    /// [`PriceTable`](super::PriceTable) (a model it has no price for is refused).
+    /// [`PriceTable`](crate::engine::PriceTable) (a model it has no price for is refused).
     pub max_cost_micros: Option<u64>,
 }
 
@@ -82,7 +82,7 @@ impl UsageLimits {
         self
     }
     /// Bounds the cost of model calls, in micro-dollars (`5_000_000`: $5), priced by the app's
-    /// [`PriceTable`](super::PriceTable).
+    /// [`PriceTable`](crate::engine::PriceTable).
     #[must_use]
     pub fn cost_micros(mut self, max: u64) -> Self {
         self.max_cost_micros = Some(max);
@@ -160,7 +160,7 @@ pub const DEFAULT_TOKEN_RESERVATION: u64 = 1;
 ///   would pass the bound), then settles with what it used: the unused part is released, the
 ///   excess added (a call whose usage passes the bound fails its run after it).
 /// * A store error while reserving fails the call closed (the run fails with
-///   [`RunError::Store`](super::RunError::Store); the call does not run).
+///   [`RunError::Store`](crate::engine::RunError::Store); the call does not run).
 ///
 /// ```
 /// use std::time::Duration;
@@ -191,6 +191,33 @@ impl TenantUsageLimits {
     pub fn token_reservation(mut self, tokens: u64) -> Self {
         self.token_reservation = tokens;
         self
+    }
+}
+
+/// The bounds set, e.g. `model requests 20, tool calls 10, calls of `refund-tool` 1`
+/// (`unbounded` when none is).
+impl fmt::Display for UsageLimits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        for (label, max) in [
+            ("model requests", self.max_model_requests),
+            ("input tokens", self.max_input_tokens),
+            ("output tokens", self.max_output_tokens),
+            ("tool calls", self.max_tool_calls),
+            ("cost (micro-dollars)", self.max_cost_micros),
+        ] {
+            if let Some(max) = max {
+                parts.push(format!("{label} {max}"));
+            }
+        }
+        for (tool, max) in &self.max_tool_calls_per_tool {
+            parts.push(format!("calls of `{tool}` {max}"));
+        }
+        if parts.is_empty() {
+            f.write_str("unbounded")
+        } else {
+            f.write_str(&parts.join(", "))
+        }
     }
 }
 
@@ -229,8 +256,8 @@ impl fmt::Display for LimitKind {
 }
 
 /// A call refused (or, for tokens, a model call that passed a bound): the run stops with it
-/// ([`RunError::UsageLimit`](super::RunError::UsageLimit)) and emits
-/// [`RunEvent::UsageLimitExceeded`](super::RunEvent::UsageLimitExceeded).
+/// ([`RunError::UsageLimit`](crate::engine::RunError::UsageLimit)) and emits
+/// [`RunEvent::UsageLimitExceeded`](crate::engine::RunEvent::UsageLimitExceeded).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("usage limit exceeded: {limit} would reach {used}, the limit is {max}{}{}",
         if *.outer { " (the outer run's)" } else { "" },
@@ -264,4 +291,64 @@ pub struct UsageCount {
     pub output_tokens: u64,
     /// Cost settled, in micro-dollars (rounded down; `0` without prices).
     pub cost_micros: u64,
+}
+
+/// Usage limits as `usage_limits(..)` declares them on `#[application]`, `#[workflow]` or
+/// `#[agent]` (constant data; [`UsageLimits::from`] makes the limits of it).
+///
+/// ```
+/// use agboss_core::contract::usage_limits::UsageLimitsMeta;
+/// use agboss_core::engine::UsageLimits;
+///
+/// const DECLARED: UsageLimitsMeta = UsageLimitsMeta {
+///     model_requests: Some(20),
+///     tool_calls_per_tool: &[("refund-order-tool", 1)],
+///     ..UsageLimitsMeta::NONE
+/// };
+/// let limits = UsageLimits::from(&DECLARED);
+/// assert_eq!(limits, UsageLimits::new().model_requests(20).tool_calls_of("refund-order-tool", 1));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsageLimitsMeta {
+    /// `model_requests = n`.
+    pub model_requests: Option<u64>,
+    /// `input_tokens = n`.
+    pub input_tokens: Option<u64>,
+    /// `output_tokens = n`.
+    pub output_tokens: Option<u64>,
+    /// `tool_calls = n`.
+    pub tool_calls: Option<u64>,
+    /// `tool_calls_per_tool(SomeTool = n, ..)`: by tool name.
+    pub tool_calls_per_tool: &'static [(&'static str, u64)],
+    /// `cost_micros = n`.
+    pub cost_micros: Option<u64>,
+}
+
+impl UsageLimitsMeta {
+    /// No bound.
+    pub const NONE: Self = Self {
+        model_requests: None,
+        input_tokens: None,
+        output_tokens: None,
+        tool_calls: None,
+        tool_calls_per_tool: &[],
+        cost_micros: None,
+    };
+}
+
+impl From<&UsageLimitsMeta> for UsageLimits {
+    fn from(meta: &UsageLimitsMeta) -> Self {
+        Self {
+            max_model_requests: meta.model_requests,
+            max_input_tokens: meta.input_tokens,
+            max_output_tokens: meta.output_tokens,
+            max_tool_calls: meta.tool_calls,
+            max_tool_calls_per_tool: meta
+                .tool_calls_per_tool
+                .iter()
+                .map(|(tool, max)| ((*tool).to_string(), *max))
+                .collect(),
+            max_cost_micros: meta.cost_micros,
+        }
+    }
 }
