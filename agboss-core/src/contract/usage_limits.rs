@@ -1,12 +1,15 @@
-//! Usage limits, reserved before the call: [`UsageLimits`] (what a run may spend: model
-//! requests, input and output tokens, tool calls in all and per tool), the run's budget that
-//! admits each model or tool call before it starts and settles it after, and
-//! [`UsageLimitExceeded`], the typed error of a refused call.
+//! Usage limits, the data: [`UsageLimits`] (what a run may spend: model requests, input and
+//! output tokens, tool calls in all and per tool, cost), [`TenantUsageLimits`] (the same per
+//! tenant over a time window, kept in the app's store), [`UsageLimitsMeta`] (what
+//! `usage_limits(..)` declares on a scope of the cascade) and [`UsageLimitExceeded`], the typed
+//! error of a refused call. The engine reserves every call in them (`engine/budget.rs`,
+//! `engine/tenant_usage.rs`); re-exported from [`crate::engine`].
 //!
 //! A run's limits are the strictest of the application's
-//! ([`AppBuilder::usage_limits`](crate::AppBuilder::usage_limits)) and the run's
-//! ([`RunContext::usage_limits`](crate::engine::RunContext::usage_limits)): each bound is the smallest
-//! one set (strictest wins: a run can tighten the application's limits, never loosen them).
+//! ([`AppBuilder::usage_limits`](crate::AppBuilder::usage_limits)), those declared on its
+//! target's path (`usage_limits(..)` on the application, workflow and agent) and the run's
+//! ([`RunContext::usage_limits`](crate::engine::RunContext::usage_limits)): each bound is the
+//! smallest one set (strictest wins: nothing inner can loosen what an outer scope allows).
 //!
 //! * Model requests and tool calls are **reserved** before the call: the count goes up first,
 //!   atomically, and a call that would pass the bound does not start. A burst of parallel calls

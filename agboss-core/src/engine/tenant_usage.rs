@@ -246,7 +246,7 @@ mod tests {
     use std::cell::Cell;
 
     use super::*;
-    use crate::engine::limits::UsageLimits;
+    use crate::contract::usage_limits::UsageLimits;
     use crate::engine::prices::Price;
     use crate::store::MemoryStore;
 
