@@ -204,7 +204,10 @@ fn bench(c: &mut Criterion) {
             let mut builder = App::builder().agent::<BenchAgent>().model(TwoTurnModel);
             builder = match backend {
                 "memory" => builder.store(agboss_core::store::MemoryStore::new()),
-                _ => builder.store(rt.block_on(agboss_core::store::SqliteStore::memory()).unwrap()),
+                _ => builder.store(
+                    rt.block_on(agboss_core::store::SqliteStore::memory())
+                        .unwrap(),
+                ),
             };
             if tenant_window {
                 builder = builder.tenant_usage_limits(window.clone());
