@@ -22,10 +22,15 @@
 //! maria of tenant `acme` approves, the run is resumed from its journal, the refund runs (once)
 //! and the agent answers.
 //!
-//! Turn 2, on the same thread: the customer asks for the shipping to be refunded too; the agent
-//! reads the order from the thread's history, but nothing is left to refund:
+//! Turn 2, on the same thread: the customer asks for the shipping to be refunded too. The router
+//! picks `shipping-agent`, which tracks the parcel and hands the refund off to `billing-agent`
+//! (a handoff: the rest of the run goes on under billing-agent's own cascade). Billing reads the
+//! order from the thread's history, but nothing is left to refund:
 //! `refund-limit-tool-interceptor` hard-blocks the call (no ticket, no manager woken) and the
 //! workflow's `on_error` hands the case to a human.
+//!
+//! Last, `case-note-agent` files the conversation's case note: a typed output (`CaseNoteDto`),
+//! validated before the demo reads it with `RunOutput::value`.
 //!
 //! Guardrails guard the text boundary: `internal-note-output-guardrail` cuts the desk's
 //! internal note from the answer of turn 1 before the customer reads it (the stream holds the
@@ -41,7 +46,8 @@ use agboss_core::model::{Message, OpenAiCompatibleModel, Role, SharedChatModel};
 use agboss_core::prelude::*;
 use agboss_core::store::{NewThread, RunStatus, RunStore as _, SqliteStore, TicketStore as _};
 use agboss_e2e::support_desk::{
-    AuditLog, ManagerInbox, SupportDeskApplication, SupportRouter, SupportWorkflow,
+    AuditLog, CaseNoteAgent, CaseNoteDto, ManagerInbox, SupportDeskApplication, SupportRouter,
+    SupportWorkflow,
 };
 use agboss_testing::scripted::{ScriptedModel, Turn};
 use serde_json::json;
@@ -90,8 +96,20 @@ fn scripted_model() -> ScriptedModel {
                 Turn::text("(the receipt did not arrive)")
             }
         }),
-        // Turn 2: the router again, then billing-agent with the thread's history.
-        Turn::text("billing-agent"),
+        // Turn 2: late shipping is the shipping desk's, which tracks the parcel and hands the
+        // refund to billing-agent (a handoff: the rest of the run goes on under billing-agent's
+        // own cascade, on the same thread).
+        Turn::text("shipping-agent"),
+        Turn::tool_call_with_id(
+            "call_4",
+            "track-shipment-tool",
+            json!({"orderId": "ACME-42"}),
+        ),
+        Turn::tool_call_with_id(
+            "call_5",
+            "transfer_to_billing_agent",
+            json!({"reason": "the customer asks for the express shipping fee back"}),
+        ),
         Turn::from_fn(|req| {
             // The order looked up in turn 1 is in the history: no second lookup needed.
             let known = req
@@ -100,13 +118,27 @@ fn scripted_model() -> ScriptedModel {
                 .any(|m| m.role() == Role::Tool && m.text().is_some_and(|t| t.contains("ACME-42")));
             if known {
                 Turn::tool_call_with_id(
-                    "call_4",
+                    "call_6",
                     "refund-order-tool",
                     json!({"orderId": "ACME-42", "amountCents": 1_500, "reason": "shipping never arrived"}),
                 )
             } else {
                 Turn::text("(the history did not arrive)")
             }
+        }),
+        // The case note: case-note-agent answers a typed CaseNoteDto, read from the thread.
+        Turn::from_fn(|req| {
+            let refunded = req.messages.iter().any(|m| {
+                m.role() == Role::Tool
+                    && m.text()
+                        .is_some_and(|t| t.contains("\"refundedCents\":12500"))
+            });
+            Turn::output(&CaseNoteDto {
+                order_id: "ACME-42".into(),
+                refunded_cents: if refunded { 12_500 } else { 0 },
+                escalated: true,
+                summary: "Broken parcel refunded in full after a manager's approval; the shipping fee refund waits for a colleague.".into(),
+            })
         }),
     ])
 }
@@ -257,6 +289,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(out) => println!("(the injection was not refused: {:?})", out.text),
     }
 
+    // The case note for the CRM: case-note-agent's answer is a typed `CaseNoteDto`, validated
+    // before the run returns it.
+    let note: CaseNoteDto = run_turn(
+        &app,
+        Target::agent::<CaseNoteAgent>(),
+        "Write the case note of this conversation.",
+        ctx(),
+    )
+    .await?
+    .value()?;
+    println!(
+        "  case note (typed CaseNoteDto): order {}, refunded {}, escalated: {}\n    {}",
+        note.order_id,
+        agboss_e2e::support_desk::money(note.refunded_cents),
+        note.escalated,
+        note.summary
+    );
+
     let told = app
         .services()
         .get::<ManagerInbox>()
@@ -272,7 +322,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let messages = app.threads("acme").messages(&thread.id).await?;
     println!(
-        "\n== thread {} of tenant acme: {} messages over two runs (the first paused and resumed; the refused third run stored nothing)",
+        "\n== thread {} of tenant acme: {} messages over three runs (the first paused and resumed; the refused injection stored nothing)",
         thread.id,
         messages.len()
     );

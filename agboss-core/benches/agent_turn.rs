@@ -199,6 +199,11 @@ fn bench(c: &mut Criterion) {
         .tool_calls(u64::MAX / 2)
         .output_tokens(u64::MAX / 2)
         .per_tenant(Duration::from_secs(86_400));
+    // The SQL store's pool needs tokio's timers: the store lines run on a runtime of their own.
+    let store_rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     for backend in ["memory", "sqlite"] {
         for tenant_window in [false, true] {
             let mut builder = App::builder().agent::<BenchAgent>().model(TwoTurnModel);
@@ -218,7 +223,7 @@ fn bench(c: &mut Criterion) {
                 if tenant_window { "_tenant_window" } else { "" }
             );
             g.bench_function(name, |b| {
-                b.to_async(&rt).iter(|| async {
+                b.to_async(&store_rt).iter(|| async {
                     let ctx = RunContext::new().tenant("acme");
                     let out = app
                         .execute(Target::agent::<BenchAgent>(), "where is ACME-42?", ctx)

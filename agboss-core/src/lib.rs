@@ -196,6 +196,9 @@ pub mod guide {
     pub mod handoffs {
         #![doc = include_str!("../docs/guide/handoffs.md")]
     }
+    pub mod agent_tools {
+        #![doc = include_str!("../docs/guide/agent_tools.md")]
+    }
     pub mod usage_limits {
         #![doc = include_str!("../docs/guide/usage_limits.md")]
     }

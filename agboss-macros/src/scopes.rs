@@ -98,7 +98,21 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let output_retries = output_retries(&args.keys, &mut errors);
     check::no_duplicates("handoffs", &args.keys.handoffs, &mut errors);
-    handoff_self(&item.ident, &args.keys, &mut errors);
+    not_self(
+        &item.ident,
+        &args.keys.handoffs,
+        "handoff-self",
+        "cannot hand its run to itself: list other agents in `handoffs = [..]`",
+        &mut errors,
+    );
+    check::no_duplicates("agent_tools", &args.keys.agent_tools, &mut errors);
+    not_self(
+        &item.ident,
+        &args.keys.agent_tools,
+        "agent-tool-self",
+        "cannot be a tool of itself: list other agents in `agent_tools = [..]`",
+        &mut errors,
+    );
     let limits = crate::usage_limits::check(&args.keys.usage_limits, &mut errors);
     finish(&item, errors, fallback, || {
         let usage_limits = crate::usage_limits::tokens(&limits);
@@ -111,6 +125,17 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
             quote::quote_spanned!(syn::spanned::Spanned::span(a)=> #p::agent_meta::<#a> as fn() -> &'static #p::AgentMeta)
         });
         let handoffs = quote!(&[#(#handoffs),*]);
+        let agent_tools = paths(&args.keys.agent_tools).iter().map(|a| {
+            quote::quote_spanned!(syn::spanned::Spanned::span(a)=> #p::agent_meta::<#a> as fn() -> &'static #p::AgentMeta)
+        });
+        let agent_tools = quote!(&[#(#agent_tools),*]);
+        let ask_approval = match &args.keys.ask_approval {
+            Some(channel) => {
+                let channel = &channel.0;
+                quote!(::core::option::Option::Some(#p::channel_meta::<#channel>()))
+            }
+            None => quote!(::core::option::Option::None),
+        };
         let output = match &args.keys.output {
             Some(dto) => {
                 let dto = &dto.0;
@@ -140,6 +165,8 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
                 output: #output,
                 output_retries: #output_retries,
                 handoffs: #handoffs,
+                agent_tools: #agent_tools,
+                ask_approval: #ask_approval,
                 usage_limits: #usage_limits,
             },
             TokenStream::new(),
@@ -148,16 +175,21 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
     })
 }
 
-/// `handoffs`: never the agent itself (`[agent.handoff-self]`: the run would only hand
-/// itself over until the bound stops it).
-fn handoff_self(ident: &syn::Ident, keys: &AgentKeys, errors: &mut Errors) {
-    for path in paths(&keys.handoffs) {
+/// `handoffs` and `agent_tools`: never the agent itself (`[agent.handoff-self]`: the run
+/// would only hand itself over until the bound stops it; `[agent.agent-tool-self]`: its every
+/// call would start the same agent again, until the nesting bound stops it).
+fn not_self(
+    ident: &syn::Ident,
+    list: &Option<PathList>,
+    rule: &str,
+    what: &str,
+    errors: &mut Errors,
+) {
+    for path in paths(list) {
         if path.is_ident("Self") || path.segments.last().is_some_and(|s| s.ident == *ident) {
             errors.push(syn::Error::new_spanned(
                 path,
-                format!(
-                    "[agent.handoff-self] `{ident}` cannot hand its run to itself: list other agents in `handoffs = [..]`"
-                ),
+                format!("[agent.{rule}] `{ident}` {what}"),
             ));
         }
     }

@@ -1,5 +1,5 @@
-//! A run's trajectory: the ordered moves it made (tool calls, routes, refused calls, rejected
-//! typed answers, final answers), read from its events, to assert on as a whole.
+//! A run's trajectory: the ordered moves it made (tool calls, routes, handoffs, refused calls,
+//! rejected typed answers, final answers, and those of the runs nested in its agent tools), read from its events, to assert on as a whole.
 use std::fmt;
 
 use agboss_core::engine::RunEvent;
@@ -44,6 +44,8 @@ pub enum Move {
         /// The agent.
         step: String,
     },
+    /// A move of a run nested in an agent tool's call (`#[agent(agent_tools = [..])]`).
+    Nested(Box<Move>),
 }
 
 impl fmt::Display for Move {
@@ -55,6 +57,7 @@ impl fmt::Display for Move {
             Self::OutputRejected { step } => write!(f, "{step} ✗ output"),
             Self::LimitExceeded { step } => write!(f, "{step} ⛔ limit"),
             Self::Answer { step } => write!(f, "{step} ✎"),
+            Self::Nested(inner) => write!(f, "↳ {inner}"),
         }
     }
 }
@@ -96,35 +99,37 @@ impl fmt::Display for Move {
 /// # });
 /// ```
 pub fn trajectory(events: &[RunEvent]) -> Vec<Move> {
-    events
-        .iter()
-        .filter_map(|event| match event {
-            RunEvent::ToolCallRequested { step, tool, .. } => Some(Move::Tool {
-                step: step.clone(),
-                tool: tool.clone(),
-            }),
-            RunEvent::RouteChosen { router, route, .. } => Some(Move::Route {
-                router: router.clone(),
-                route: route.clone(),
-            }),
-            RunEvent::Handoff { from, to, .. } => Some(Move::Handoff {
-                from: from.clone(),
-                to: to.clone(),
-            }),
-            RunEvent::OutputRejected { step, .. } => {
-                Some(Move::OutputRejected { step: step.clone() })
-            }
-            RunEvent::UsageLimitExceeded { step, .. } => {
-                Some(Move::LimitExceeded { step: step.clone() })
-            }
-            RunEvent::FinalAnswer { step, .. } => Some(Move::Answer { step: step.clone() }),
-            _ => None,
-        })
-        .collect()
+    events.iter().filter_map(one_move).collect()
+}
+
+/// The move an event is, if it is one (an event of a nested run: its move, nested).
+fn one_move(event: &RunEvent) -> Option<Move> {
+    match event {
+        RunEvent::ToolCallRequested { step, tool, .. } => Some(Move::Tool {
+            step: step.clone(),
+            tool: tool.clone(),
+        }),
+        RunEvent::RouteChosen { router, route, .. } => Some(Move::Route {
+            router: router.clone(),
+            route: route.clone(),
+        }),
+        RunEvent::Handoff { from, to, .. } => Some(Move::Handoff {
+            from: from.clone(),
+            to: to.clone(),
+        }),
+        RunEvent::OutputRejected { step, .. } => Some(Move::OutputRejected { step: step.clone() }),
+        RunEvent::UsageLimitExceeded { step, .. } => {
+            Some(Move::LimitExceeded { step: step.clone() })
+        }
+        RunEvent::FinalAnswer { step, .. } => Some(Move::Answer { step: step.clone() }),
+        RunEvent::Nested { event, .. } => one_move(event).map(|m| Move::Nested(Box::new(m))),
+        _ => None,
+    }
 }
 
 /// Asserts a run's moves, each written as its `Display` (`"agent → tool"`, `"router ⇢ agent"`,
-/// `"agent ⇉ other-agent"` (a handoff),
+/// `"agent ⇉ other-agent"` (a handoff), `"↳ agent → tool"` (a move of a run nested in an agent
+/// tool's call),
 /// `"agent ✗ output"`, `"agent ⛔ limit"`, `"agent ✎"`); the panic message shows both lists.
 #[track_caller]
 pub fn assert_trajectory(events: &[RunEvent], expected: &[&str]) {

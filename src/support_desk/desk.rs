@@ -10,11 +10,17 @@ use super::*;
         tool_interceptors = [RefundLimitToolInterceptor], max_turns = 6)]
 pub struct BillingAgent;
 
-/// Handles delivery questions.
+/// Handles delivery questions; hands money questions to [`BillingAgent`].
 #[agent(name = "shipping-agent", description = "Answers questions about deliveries",
-        instructions = "You are the shipping desk. Look the order up, then track its parcel.",
-        tools = [LookupOrderTool, TrackShipmentTool], max_turns = 6)]
+        instructions = "You are the shipping desk. Look the order up, then track its parcel. Hand refunds to the billing desk.",
+        tools = [LookupOrderTool, TrackShipmentTool], handoffs = [BillingAgent], max_turns = 6)]
 pub struct ShippingAgent;
+
+/// Files the conversation's case note for the CRM: a typed [`CaseNoteDto`], not free text.
+#[agent(name = "case-note-agent", description = "Writes the case note of a conversation",
+        instructions = "Read the conversation and write its case note for the CRM.",
+        output = CaseNoteDto, max_turns = 3)]
+pub struct CaseNoteAgent;
 
 /// Sends each request to billing or shipping.
 #[router(name = "support-router", description = "Routes a customer request to billing or shipping",
@@ -23,7 +29,7 @@ pub struct SupportRouter;
 
 /// The support workflow.
 #[workflow(name = "support-workflow", description = "Routes a request and answers it",
-           routers = [SupportRouter], tools = [SearchFaqTool],
+           routers = [SupportRouter], agents = [CaseNoteAgent], tools = [SearchFaqTool],
            tool_interceptors = [SupportHoursToolInterceptor])]
 pub struct SupportWorkflow;
 

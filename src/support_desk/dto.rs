@@ -77,3 +77,25 @@ pub struct FaqAnswerDto {
     #[text(prompt = "The answer")]
     pub answer: String,
 }
+
+/// The case note the desk files for its CRM at the end of a conversation: the typed output of
+/// [`CaseNoteAgent`](super::CaseNoteAgent).
+#[derive(Dto, Debug, Clone, PartialEq)]
+pub struct CaseNoteDto {
+    /// The order the conversation was about.
+    #[text(prompt = "Order ID", pattern = "^[A-Z]+-[0-9]+$")]
+    pub order_id: String,
+    /// What was refunded in the conversation, in cents.
+    #[integer(prompt = "Cents refunded in this conversation", min = 0)]
+    pub refunded_cents: i64,
+    /// Whether a request was handed to a human colleague.
+    #[boolean(prompt = "Whether a request waits for a human colleague")]
+    pub escalated: bool,
+    /// One sentence for the next person on the case.
+    #[text(
+        prompt = "One sentence for the next person on the case",
+        min_length = 3,
+        max_length = 300
+    )]
+    pub summary: String,
+}

@@ -5,10 +5,12 @@
 //! ```text
 //! support-desk-application          audit, pii-redaction
 //! └─ support-workflow               support-hours
-//!    └─ support-router
-//!       ├─ billing-agent            refund-limit           tools: lookup-order, refund-order
-//!       └─ shipping-agent                                  tools: lookup-order, track-shipment
-//!                                                          (track-shipment excludes support-hours)
+//!    ├─ support-router
+//!    │  ├─ billing-agent            refund-limit           tools: lookup-order, refund-order
+//!    │  └─ shipping-agent                                  tools: lookup-order, track-shipment
+//!    │                                                     (track-shipment excludes support-hours)
+//!    │                                                     hands refunds off to billing-agent
+//!    └─ case-note-agent                                    answers a typed CaseNoteDto
 //! lookup-order-tool                 order-ownership
 //! refund-order-tool                 order-ownership        approval: manager-channel, above 100.00
 //! ```
@@ -37,10 +39,12 @@ mod tools;
 
 pub use approval::{ManagerChannel, needs_manager_approval};
 pub use desk::{
-    BillingAgent, ShippingAgent, SupportDeskApplication, SupportRouter, SupportWorkflow,
+    BillingAgent, CaseNoteAgent, ShippingAgent, SupportDeskApplication, SupportRouter,
+    SupportWorkflow,
 };
 pub use dto::{
-    FaqAnswerDto, FaqQueryDto, OrderDto, OrderRefDto, RefundInputDto, RefundReceiptDto, ShipmentDto,
+    CaseNoteDto, FaqAnswerDto, FaqQueryDto, OrderDto, OrderRefDto, RefundInputDto,
+    RefundReceiptDto, ShipmentDto,
 };
 pub use guardrails::{InternalNoteOutputGuardrail, PromptInjectionInputGuardrail};
 pub use interceptors::{

@@ -45,6 +45,8 @@ pub const AGENT: &AgentMeta = &AgentMeta {
     output: None,
     output_retries: None,
     handoffs: &[],
+    agent_tools: &[],
+    ask_approval: None,
     usage_limits: UsageLimitsMeta::NONE,
 };
 

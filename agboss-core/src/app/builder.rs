@@ -67,7 +67,11 @@ impl fmt::Debug for AppBuilder {
 impl AppBuilder {
     pub(super) fn new() -> Self {
         Self {
-            bp: Blueprint::new(),
+            bp: Blueprint {
+                // Agents as tools: the engine's tool type (the cascade sits below it).
+                agent_tool: Some(crate::engine::agent_tool::meta),
+                ..Blueprint::new()
+            },
             model: None,
             agent_models: HashMap::new(),
             listeners: ToolCallListenerSet::default(),

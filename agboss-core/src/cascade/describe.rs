@@ -96,10 +96,16 @@ fn render_router(out: &mut String, router: &ResolvedRouter, indent: usize) {
 fn render_agent(out: &mut String, agent: &ResolvedAgent, indent: usize) {
     let pad = " ".repeat(indent);
     let _ = writeln!(out, "{pad}agent `{}`", agent.meta.name);
+    if let Some(output) = &agent.meta.output {
+        let _ = writeln!(out, "{pad}  answers a typed `{}`", output.dto);
+    }
     for target in agent.meta.handoffs.iter().map(|t| t()) {
         let _ = writeln!(out, "{pad}  hands off to `{}`", target.name);
     }
     render_limits(out, &agent.usage_limits, indent + 2);
+    for asked in agent.meta.agent_tools.iter().map(|a| a()) {
+        let _ = writeln!(out, "{pad}  asks `{}` as a tool", asked.name);
+    }
     render_guardrails(out, &agent.guardrails, indent + 2);
     for tool in &agent.tools {
         render_tool(out, tool, indent + 2);

@@ -58,17 +58,26 @@ pub(super) fn dedup(tools: &[MetaRef<ToolMeta>]) -> Vec<MetaRef<ToolMeta>> {
         .collect()
 }
 
-/// Every handoff target (`#[agent(handoffs = [..])]`) is an agent of the app: a handoff to
-/// one it does not hold could only fail at run time.
-pub(super) fn check_handoffs(agents: &[&'static AgentMeta]) -> Result<(), BuildError> {
+/// Every handoff target (`#[agent(handoffs = [..])]`) and every agent tool (`agent_tools =
+/// [..]`) is an agent of the app: one it does not hold could only fail at run time.
+pub(super) fn check_agent_refs(agents: &[&'static AgentMeta]) -> Result<(), BuildError> {
+    let missing = |list: &'static [fn() -> &'static AgentMeta]| {
+        list.iter()
+            .map(|t| t())
+            .find(|target| !agents.iter().any(|a| a.name == target.name))
+    };
     for agent in agents {
-        for target in agent.handoffs.iter().map(|t| t()) {
-            if !agents.iter().any(|a| a.name == target.name) {
-                return Err(BuildError::UnknownHandoff {
-                    agent: agent.name,
-                    target: target.name,
-                });
-            }
+        if let Some(target) = missing(agent.handoffs) {
+            return Err(BuildError::UnknownHandoff {
+                agent: agent.name,
+                target: target.name,
+            });
+        }
+        if let Some(target) = missing(agent.agent_tools) {
+            return Err(BuildError::UnknownAgentTool {
+                agent: agent.name,
+                target: target.name,
+            });
         }
     }
     Ok(())
@@ -126,7 +135,14 @@ pub(super) struct Resolution {
     pub(super) guard_exclusions: Vec<GuardExclusion>,
     pub(super) app_max: Option<usize>,
     pub(super) remote: Option<Arc<RemoteServers>>,
+    /// Makes the tool that asks an agent (`agent_tools = [..]`; the engine's, given by the
+    /// builder: the cascade sits below the engine), and the ones made, by agent name.
+    pub(super) agent_tool: Option<AgentToolMeta>,
+    pub(super) agent_tool_metas: HashMap<&'static str, MetaRef<ToolMeta>>,
 }
+
+/// Makes the registration data of the tool that asks an agent.
+pub(crate) type AgentToolMeta = fn(&'static AgentMeta) -> MetaRef<ToolMeta>;
 
 impl Resolution {
     /// Every tool of a whole server.
@@ -140,15 +156,25 @@ impl Resolution {
         }
     }
 
-    /// An agent's tools: its own, then those of its servers.
+    /// An agent's tools: its own, then those of its servers, then the agents it asks.
     pub(super) fn agent_tools(
-        &self,
+        &mut self,
         meta: &'static AgentMeta,
     ) -> Result<Vec<MetaRef<ToolMeta>>, BuildError> {
         let mut tools: Vec<MetaRef<ToolMeta>> =
             meta.tools.iter().map(|t| MetaRef::Static(*t)).collect();
         for server in meta.mcp_servers {
             tools.extend(self.server_tools(server)?);
+        }
+        for asked in meta.agent_tools.iter().map(|a| a()) {
+            let make = self.agent_tool.ok_or_else(|| {
+                BuildError::Invalid("agent tools need the engine's tool type".into())
+            })?;
+            let tool = self
+                .agent_tool_metas
+                .entry(asked.name)
+                .or_insert_with(|| make(asked));
+            tools.push(tool.clone());
         }
         Ok(tools)
     }

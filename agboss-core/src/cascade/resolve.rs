@@ -10,8 +10,8 @@ use std::time::Duration;
 use super::bound::{BoundTool, ResolvedAgent, ResolvedRouter, ResolvedWorkflow};
 use super::guardrails::GuardSpec;
 use super::resolution::{
-    PendingAgent, PendingRouter, PendingWorkflow, Resolution, check_handoffs, check_tool_names,
-    dedup, tool_key, tool_scope,
+    AgentToolMeta, PendingAgent, PendingRouter, PendingWorkflow, Resolution, check_agent_refs,
+    check_tool_names, dedup, tool_key, tool_scope,
 };
 use super::{BuildWarning, Pool, RemoteServers, ScopeSpec};
 use crate::contract::MetaRef;
@@ -51,6 +51,9 @@ pub(crate) struct Blueprint {
     pub(crate) remote: Option<Arc<RemoteServers>>,
     /// Servers whose every tool the application takes (besides `#[application(mcp_servers)]`).
     pub(crate) mcp_server_tools: Vec<&'static str>,
+    /// Makes the tool that asks an agent (`agent_tools = [..]`): the engine's, set by the
+    /// builder.
+    pub(crate) agent_tool: Option<AgentToolMeta>,
 }
 
 impl Blueprint {
@@ -75,6 +78,7 @@ impl Blueprint {
             guardrail_timeout: crate::contract::guardrail::DEFAULT_GUARDRAIL_TIMEOUT,
             remote: None,
             mcp_server_tools: Vec::new(),
+            agent_tool: None,
         }
     }
 
@@ -90,6 +94,8 @@ impl Blueprint {
             guard_exclusions: Vec::new(),
             app_max: self.max_result_size,
             remote: self.remote,
+            agent_tool: self.agent_tool,
+            agent_tool_metas: HashMap::new(),
         };
         let app_scope = ScopeSpec {
             scope: ScopeRef {
@@ -130,7 +136,7 @@ impl Blueprint {
                 agent_metas.extend_from_slice(router.routes);
             }
         }
-        check_handoffs(&agent_metas)?;
+        check_agent_refs(&agent_metas)?;
         for agent in agent_metas {
             all_tools.extend(r.agent_tools(agent)?);
         }

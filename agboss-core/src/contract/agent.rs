@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::channel::ChannelMeta;
 use super::guardrail::ScopeGuardrails;
 use super::interceptor::InterceptorMeta;
 use super::pii_policy::PiiPolicyMeta;
@@ -120,6 +121,15 @@ pub struct AgentMeta {
     /// sees one `transfer_to_<name>` tool per target ([`handoff_tool_name`]). Functions
     /// ([`agent_meta`]), so two agents may hand off to each other.
     pub handoffs: &'static [fn() -> &'static AgentMeta],
+    /// The agents this one may call as tools (`agent_tools = [..]`): the model sees one
+    /// `ask_<name>` tool per agent ([`agent_tool_name`]), guarded by this agent's path like
+    /// any tool; a call runs the agent as a nested run. Functions ([`agent_meta`]), so two
+    /// agents may list each other (the nesting depth is bounded at run time).
+    pub agent_tools: &'static [fn() -> &'static AgentMeta],
+    /// `ask_approval = SomeChannel`: a call of this agent as another agent's tool
+    /// (`agent_tools = [..]`) waits for a human decision through this channel, after the
+    /// caller's interceptors allowed it and before the agent runs.
+    pub ask_approval: Option<&'static ChannelMeta>,
     /// Usage limits declared here (`usage_limits(..)`): a run on a path under this scope gets
     /// the strictest of every scope's, the app's and its own
     /// ([`UsageLimits`](crate::engine::UsageLimits)).
@@ -155,6 +165,19 @@ pub fn handoff_tool_name(target: &str) -> String {
     format!("transfer_to_{}", target.replace('-', "_"))
 }
 
+/// The name of the tool another agent's model calls to ask agent `agent` (its name), listed
+/// in `agent_tools = [..]`: `ask_` and the name with `-` as `_`.
+///
+/// ```
+/// use agboss_core::contract::agent::agent_tool_name;
+///
+/// assert_eq!(agent_tool_name("shipping-agent"), "ask_shipping_agent");
+/// ```
+#[must_use]
+pub fn agent_tool_name(agent: &str) -> String {
+    format!("ask_{}", agent.replace('-', "_"))
+}
+
 /// Corrections an agent with a typed output gets when it sets no `output_retries`.
 pub const DEFAULT_OUTPUT_RETRIES: u32 = 2;
 
@@ -168,7 +191,7 @@ impl fmt::Debug for AgentMeta {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an agent [agent.not-an-agent]",
     label = "expected an `#[agent]` struct",
-    note = "only structs annotated with `#[agent(...)]` can be listed in `agents = [...]` / `routes = [...]` / `handoffs = [...]`"
+    note = "only structs annotated with `#[agent(...)]` can be listed in `agents = [...]` / `routes = [...]` / `handoffs = [...]` / `agent_tools = [...]`"
 )]
 pub trait Agent: 'static {
     /// Registration data.

@@ -78,6 +78,16 @@ pub enum BuildError {
         /// The missing target.
         target: &'static str,
     },
+    /// An agent lists (`agent_tools = [..]`) an agent the app does not hold.
+    #[error(
+        "agent `{agent}` asks `{target}` as a tool, which is not in the app: add it (`.agent::<..>()`, a workflow or a router)"
+    )]
+    UnknownAgentTool {
+        /// The agent that lists it.
+        agent: &'static str,
+        /// The missing agent.
+        target: &'static str,
+    },
     /// An MCP server the app uses is not connected, lacks a tool an `#[mcp_tool]` names, or
     /// has a tool whose schema does not fit its declaration.
     #[error("{}MCP server `{server}`: {problem}", tool.as_ref().map(|t| format!("tool `{t}`: ")).unwrap_or_default())]

@@ -27,11 +27,6 @@ pub(crate) struct RunBudget {
 /// Cost is counted in millionths of a micro-dollar: a price per million tokens times tokens.
 const PICO_PER_MICRO: u64 = 1_000_000;
 
-tokio::task_local! {
-    /// The budget of the run whose tool call is running in this task.
-    static CALLING_RUN: Arc<RunBudget>;
-}
-
 /// Adds one to `counter` unless that passes `max`; the new count, or the refusal.
 fn reserve_one(
     counter: &AtomicU64,
@@ -58,22 +53,19 @@ fn reserve_one(
 }
 
 impl RunBudget {
-    /// The budget of a new run with `limits`: nested in the run whose tool call is running in
-    /// this task, if one is.
-    pub(crate) fn new(limits: UsageLimits, prices: Arc<PriceTable>) -> Arc<Self> {
-        let parent = CALLING_RUN.try_with(Arc::clone).ok();
+    /// The budget of a new run with `limits`: nested in `parent`, the budget of the run whose
+    /// tool call started this one (`nesting.rs`), if one did.
+    pub(crate) fn new(
+        limits: UsageLimits,
+        prices: Arc<PriceTable>,
+        parent: Option<Arc<RunBudget>>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             limits,
             prices,
             parent,
             ..Self::default()
         })
-    }
-
-    /// Runs `fut` (a tool call of this run) with this budget as the one runs started inside it
-    /// nest in.
-    pub(crate) async fn calling<F: Future>(self: &Arc<Self>, fut: F) -> F::Output {
-        CALLING_RUN.scope(Arc::clone(self), fut).await
     }
 
     /// What was counted so far.

@@ -146,6 +146,7 @@ pub struct RunContext {
     pub(crate) layers: RunLayers,
     pub(crate) max_turns: Option<u32>,
     pub(crate) max_handoffs: Option<u32>,
+    pub(crate) max_agent_tool_depth: Option<u32>,
     pub(crate) max_parallel: Option<usize>,
     pub(crate) tool_errors: HashMap<String, ToolErrorPolicy>,
     pub(crate) thread: Option<String>,
@@ -162,6 +163,7 @@ impl fmt::Debug for RunContext {
             .field("layers", &self.layers)
             .field("max_turns", &self.max_turns)
             .field("max_handoffs", &self.max_handoffs)
+            .field("max_agent_tool_depth", &self.max_agent_tool_depth)
             .field("max_parallel", &self.max_parallel)
             .field("tool_errors", &self.tool_errors)
             .field("thread", &self.thread)
@@ -262,6 +264,22 @@ impl RunContext {
     /// ```
     pub fn max_handoffs(mut self, handoffs: u32) -> Self {
         self.max_handoffs = Some(handoffs);
+        self
+    }
+    /// Bounds how deep agent tools (`#[agent(agent_tools = [..])]`) may nest in this run
+    /// (default [`DEFAULT_MAX_AGENT_TOOL_DEPTH`](super::DEFAULT_MAX_AGENT_TOOL_DEPTH)): a run
+    /// at this depth that calls an agent tool gets
+    /// [`AgentToolError::TooDeep`](super::AgentToolError::TooDeep) for the call instead of a
+    /// nested run. Runs nested in this one keep its bound.
+    ///
+    /// ```
+    /// use agboss_core::engine::RunContext;
+    ///
+    /// let ctx = RunContext::new().max_agent_tool_depth(1);
+    /// assert!(format!("{ctx:?}").contains("max_agent_tool_depth: Some(1)"));
+    /// ```
+    pub fn max_agent_tool_depth(mut self, depth: u32) -> Self {
+        self.max_agent_tool_depth = Some(depth);
         self
     }
     /// Overrides every agent's `max_parallel_tool_calls` for this run.

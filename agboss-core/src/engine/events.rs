@@ -226,6 +226,18 @@ pub enum RunEvent {
         /// The reason the model gave, if any.
         reason: Option<String>,
     },
+    /// An event of the run an agent tool's call started (`#[agent(agent_tools = [..])]`),
+    /// nested in that call: from its `RunStarted` (the nested run's id) to its last event.
+    Nested {
+        /// The calling agent.
+        step: String,
+        /// The agent tool's call.
+        call_id: String,
+        /// The agent tool.
+        tool: String,
+        /// The nested run's event.
+        event: Box<RunEvent>,
+    },
     /// A router chose a route.
     RouteChosen {
         /// The router.

@@ -54,6 +54,7 @@
 //! | `gate.rs` | the output gate | `OutputGate`: holding, windowing and releasing streamed text |
 //! | `model_turn.rs` | journaled replay of model turns | one model call: read back, or streamed and recorded |
 //! | `router.rs` | the router | choosing a route, running it |
+//! | `agent_tool.rs`, `nesting.rs` | agents as tools, nested runs | the `ask_<name>` tool type and its nested run; what a run lends its tool calls (budget, depth, tenant, events) |
 //! | `handoff.rs` | handoffs | an agent's `transfer_to_<name>` tools, the handoff's journal step, its target, the run's bound |
 //! | `flow.rs` | the workflow flow | a workflow's steps in order, `on_error` handlers |
 //! | `tool_step.rs` | a workflow tool step | one journaled call of a tool, no model reading it |
@@ -85,6 +86,7 @@ use crate::store::SharedStore;
 
 mod admit;
 mod agent_loop;
+pub(crate) mod agent_tool;
 pub(crate) mod approval;
 mod budget;
 pub mod context;
@@ -98,6 +100,7 @@ mod handoff;
 pub(crate) mod in_doubt;
 pub(crate) mod journal;
 mod model_turn;
+mod nesting;
 mod output;
 mod pretty;
 mod prices;
@@ -118,10 +121,12 @@ pub use crate::contract::usage_limits::{
     DEFAULT_TOKEN_RESERVATION, LimitKind, TenantUsageLimits, UsageCount, UsageLimitExceeded,
     UsageLimits,
 };
+pub use agent_tool::{AgentAnswer, AgentRequest, AgentToolError};
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use handoff::DEFAULT_MAX_HANDOFFS;
 pub use in_doubt::InDoubtResolution;
+pub use nesting::DEFAULT_MAX_AGENT_TOOL_DEPTH;
 pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, OutputError, RunOutput};
 pub use prices::{Price, PriceTable};
 pub use router::parse_route;

@@ -93,6 +93,7 @@ impl RunEvent {
             | Self::UsageLimitExceeded { .. }
             | Self::GuardrailVerdict { .. }
             | Self::ToolCallInDoubt { .. } => 2,
+            Self::Nested { event, .. } => 3 + event.depth(),
             Self::ToolCallDecision { .. }
             | Self::ToolResult { .. }
             | Self::ToolError { .. }
@@ -128,6 +129,7 @@ impl fmt::Display for RunEvent {
                 route,
                 reason,
             } => write!(f, "⇢ {router} chose {route} ({reason})"),
+            Self::Nested { tool, event, .. } => write!(f, "↳ {tool}: {event}"),
             Self::Handoff { from, to, reason } => match reason {
                 Some(reason) => write!(f, "⇉ {from} handed off to {to} ({reason})"),
                 None => write!(f, "⇉ {from} handed off to {to}"),

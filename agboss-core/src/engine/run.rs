@@ -163,7 +163,8 @@ async fn run_untraced(
         target: target_name.clone(),
     });
     let mut stats = Stats::default();
-    let text = match run.rt().store.clone() {
+    let store = run.rt().store.clone().filter(|_| run.journaled());
+    let text = match store {
         None => {
             if run.ctx().thread.is_some() {
                 return Err(StoreError::NotConfigured.into());

@@ -14,6 +14,7 @@ use super::budget::RunBudget;
 use super::context::{OrCancel, RunContext};
 use super::events::RunEvent;
 use super::journal::RunJournal;
+use super::nesting::{CallingRun, DEFAULT_MAX_AGENT_TOOL_DEPTH, calling_run};
 use super::run_error::RunError;
 use crate::callback::SharedToolCallback;
 use crate::callback::stack::stack;
@@ -33,10 +34,14 @@ pub(crate) struct RunState {
     /// The blocking input guardrails of the run's target already ran (before the run was
     /// stored, see [`super::guardrails::precheck_input`]).
     input_checked: bool,
+    /// The run journals its steps when the app has a store (a run nested in an agent tool
+    /// does not: the calling run journals the call as a whole).
+    journaled: bool,
     /// The run's target (its agent has no step span of its own: the run's span is its).
     target_name: String,
-    /// What the run may still spend (nested in the run whose tool call started it, if any).
-    budget: Arc<RunBudget>,
+    /// What the run lends its tool calls: its budget (what it may still spend, nested in the
+    /// run whose tool call started it, if any), its depth (`nesting.rs`).
+    lent: Arc<CallingRun>,
 }
 
 impl RunState {
@@ -67,14 +72,38 @@ impl RunState {
         if let Some(run_limits) = &ctx.usage_limits {
             limits = limits.strictest(run_limits);
         }
+        // A run started inside another run's tool call nests in it: its budget, its depth.
+        let calling = calling_run();
+        let budget = RunBudget::new(
+            limits,
+            Arc::clone(&rt.prices),
+            calling.as_ref().map(|c| Arc::clone(&c.budget)),
+        );
+        let (depth, max_depth) = match &calling {
+            Some(c) => (c.depth + 1, c.max_depth),
+            None => (
+                0,
+                ctx.max_agent_tool_depth
+                    .unwrap_or(DEFAULT_MAX_AGENT_TOOL_DEPTH),
+            ),
+        };
+        let lent = Arc::new(CallingRun {
+            budget,
+            rt: Arc::clone(&rt),
+            cancel: ctx.cancel.clone(),
+            depth,
+            max_depth,
+            sink: sink.clone(),
+        });
         Self {
-            budget: RunBudget::new(limits, Arc::clone(&rt.prices)),
+            lent,
             rt,
             ctx,
             sink,
             run_id,
             journal: None,
             input_checked: false,
+            journaled: true,
             target_name,
         }
     }
@@ -82,6 +111,16 @@ impl RunState {
     /// Setup (the driver, before the target runs): the target's blocking input guardrails ran.
     pub(crate) fn mark_input_checked(&mut self) {
         self.input_checked = true;
+    }
+
+    /// Setup (an agent tool, before the run starts): the run is not journaled on its own.
+    pub(crate) fn without_journal(&mut self) {
+        self.journaled = false;
+    }
+
+    /// Whether the run journals its steps (when the app has a store).
+    pub(crate) fn journaled(&self) -> bool {
+        self.journaled
     }
 
     /// Setup (the driver, before the target runs): the run's journal, opened from the store.
@@ -116,7 +155,12 @@ impl RunState {
 
     /// The run's budget: every model and tool call is reserved in it before it starts.
     pub(crate) fn budget(&self) -> &Arc<RunBudget> {
-        &self.budget
+        &self.lent.budget
+    }
+
+    /// What the run lends each of its tool calls (a run started inside one nests in this one).
+    pub(crate) fn lent(&self) -> &Arc<CallingRun> {
+        &self.lent
     }
 
     /// The run's target name.

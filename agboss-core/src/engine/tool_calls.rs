@@ -268,7 +268,7 @@ pub(super) async fn call_tool(
         .with_idempotency_key(attempt.idempotency_key)
         .with_approval(attempt.grant);
     // Runs started inside the call (a tool that runs an agent) nest in this run's budget.
-    let outcome = match run.budget().calling(callback.call(invocation)).await {
+    let outcome = match super::nesting::calling(run.lent(), callback.call(invocation)).await {
         // A journaled run makes a ticket of it; any other run fails the step (below).
         CallOutcome::Failed(failure)
             if failure.kind() == FailureKind::Approval && run.journal().is_some() =>

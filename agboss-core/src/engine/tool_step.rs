@@ -229,7 +229,10 @@ async fn step_call(
         .with_approval(grant);
     admit_tool(run, name, name).await?;
     let outcome = run
-        .or_cancel(run.budget().calling(callback.call(invocation)))
+        .or_cancel(super::nesting::calling(
+            run.lent(),
+            callback.call(invocation),
+        ))
         .await?;
     let observed = observe(name, call_id, outcome, Reader::Step, &|t| {
         callback.mask_for_model(t)

@@ -39,6 +39,12 @@ impl<T: Tool> ToolSlot<T> {
         })
     }
 
+    /// A slot whose tool is built for each call (from the call's context), calls running
+    /// under `meta` (an agent tool: it knows its call).
+    pub(crate) fn per_call(meta: MetaRef<ToolMeta>) -> Self {
+        Self { shared: None, meta }
+    }
+
     /// A slot of an instance built elsewhere, calls running under `meta`.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn of_instance(tool: T, meta: MetaRef<ToolMeta>) -> Self {

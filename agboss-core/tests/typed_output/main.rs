@@ -197,6 +197,27 @@ async fn a_typed_agent_calls_its_tools_before_it_answers() {
     );
 }
 
+#[test]
+fn describe_names_the_typed_answer_of_each_typed_agent() {
+    let model = Arc::new(ScriptedModel::new([]));
+    let text = app(&model).build().unwrap().describe();
+    let typed = |agent: &str| {
+        let start = text.find(&format!("agent `{agent}`")).expect(&text);
+        text[start..]
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    };
+    assert_eq!(typed("refund-agent"), "answers a typed `VerdictDto`");
+    assert_ne!(
+        typed("chat-agent"),
+        "answers a typed `VerdictDto`",
+        "{text}"
+    );
+}
+
 #[tokio::test]
 async fn a_free_text_answer_has_no_typed_value() {
     let model = Arc::new(ScriptedModel::new([Turn::text(r#"{"granted": true}"#)]));

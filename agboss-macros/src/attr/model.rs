@@ -154,6 +154,8 @@ pub struct AgentKeys {
     pub output: Option<TypePath>,
     pub output_retries: Option<Int>,
     pub handoffs: Option<PathList>,
+    pub agent_tools: Option<PathList>,
+    pub ask_approval: Option<TypePath>,
     pub usage_limits: UsageLimitsKey,
     #[darling(flatten)]
     pub scope: Guardrails<Cascade>,
