@@ -210,7 +210,7 @@ fn bench(c: &mut Criterion) {
             builder = match backend {
                 "memory" => builder.store(agboss_core::store::MemoryStore::new()),
                 _ => builder.store(
-                    rt.block_on(agboss_core::store::SqliteStore::memory())
+                    store_rt.block_on(agboss_core::store::SqliteStore::memory())
                         .unwrap(),
                 ),
             };
