@@ -210,7 +210,8 @@ fn bench(c: &mut Criterion) {
             builder = match backend {
                 "memory" => builder.store(agboss_core::store::MemoryStore::new()),
                 _ => builder.store(
-                    store_rt.block_on(agboss_core::store::SqliteStore::memory())
+                    store_rt
+                        .block_on(agboss_core::store::SqliteStore::memory())
                         .unwrap(),
                 ),
             };
