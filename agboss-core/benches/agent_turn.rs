@@ -4,7 +4,9 @@
 //! turn and per tool call can be read off; and the same 2-turn run with 4 passing guardrails
 //! (2 input, 2 output), for the cost of the text boundary; the 2-turn run under usage limits
 //! (every call reserved in the run's budget), for the cost of a limit check; and a 1-turn run
-//! of an agent with a typed output, for the cost of asking for and validating it. Run with
+//! of an agent with a typed output, for the cost of asking for and validating it; and the
+//! 2-turn run journaled in a memory and an in-memory SQLite store, without and with a tenant
+//! window (each call reserved in the store), for the cost of a tenant window. Run with
 //! `cargo bench -p agboss-core --bench agent_turn`.
 use std::time::Duration;
 
@@ -190,6 +192,49 @@ fn bench(c: &mut Criterion) {
             std::hint::black_box(out);
         });
     });
+    // Journaled runs, without and with a tenant window (every call reserved in the store before
+    // it starts, the model's tokens settled after): the window's cost is the difference.
+    let window = UsageLimits::new()
+        .model_requests(u64::MAX / 2)
+        .tool_calls(u64::MAX / 2)
+        .output_tokens(u64::MAX / 2)
+        .per_tenant(Duration::from_secs(86_400));
+    // The SQL store's pool needs tokio's timers: the store lines run on a runtime of their own.
+    let store_rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for backend in ["memory", "sqlite"] {
+        for tenant_window in [false, true] {
+            let mut builder = App::builder().agent::<BenchAgent>().model(TwoTurnModel);
+            builder = match backend {
+                "memory" => builder.store(agboss_core::store::MemoryStore::new()),
+                _ => builder.store(
+                    store_rt
+                        .block_on(agboss_core::store::SqliteStore::memory())
+                        .unwrap(),
+                ),
+            };
+            if tenant_window {
+                builder = builder.tenant_usage_limits(window.clone());
+            }
+            let app = builder.build().unwrap();
+            let name = format!(
+                "execute_2_turns_1_call_4_interceptors_{backend}_store{}",
+                if tenant_window { "_tenant_window" } else { "" }
+            );
+            g.bench_function(name, |b| {
+                b.to_async(&store_rt).iter(|| async {
+                    let ctx = RunContext::new().tenant("acme");
+                    let out = app
+                        .execute(Target::agent::<BenchAgent>(), "where is ACME-42?", ctx)
+                        .await
+                        .unwrap();
+                    std::hint::black_box(out);
+                });
+            });
+        }
+    }
     let bound = app.agent::<BenchAgent>().unwrap().tools[0].clone();
     g.bench_function("tool_call_only_4_interceptors", |b| {
         b.to_async(&rt).iter(|| async {

@@ -6,11 +6,12 @@
 //! Run with `cargo bench -p agboss-core --bench run_instructions` (needs valgrind and
 //! `cargo install gungraun-runner --version 0.20.0`). Variants: `execute` and `stream` of a
 //! 2-turn run with 1 tool call through 4 allowing interceptors, the same with 2 passing
-//! guardrails, and a 1-turn run without tools. Each run includes one `block_on` of a
+//! guardrails, a 1-turn run without tools, and the 2-turn `execute` under usage limits (every
+//! call reserved in the run's budget). Each run includes one `block_on` of a
 //! current-thread runtime.
 use std::hint::black_box;
 
-use agboss_core::engine::{RunContext, Target};
+use agboss_core::engine::{RunContext, Target, UsageLimits};
 use agboss_core::prelude::*;
 use futures::StreamExt as _;
 use gungraun::{library_benchmark, library_benchmark_group, main};
@@ -91,16 +92,30 @@ fn one_run(b: &Bench) {
     } else {
         "where is ACME-42?"
     };
+    // The `limits` variant: every call reserved in the run's budget (a limit check per call).
+    let ctx = || {
+        if b.variant == "limits" {
+            RunContext::new().usage_limits(
+                UsageLimits::new()
+                    .model_requests(1_000)
+                    .tool_calls(1_000)
+                    .tool_calls_of("get-order-tool", 1_000)
+                    .output_tokens(1_000_000),
+            )
+        } else {
+            RunContext::new()
+        }
+    };
     b.rt.block_on(async {
         if b.variant.starts_with("stream") {
-            let mut s = b.app.stream(target(b.variant), input, RunContext::new());
+            let mut s = b.app.stream(target(b.variant), input, ctx());
             while let Some(ev) = s.next().await {
                 black_box(ev.expect("event"));
             }
         } else {
             let out = b
                 .app
-                .execute(target(b.variant), input, RunContext::new())
+                .execute(target(b.variant), input, ctx())
                 .await
                 .expect("run");
             black_box(out);
@@ -114,6 +129,7 @@ fn one_run(b: &Bench) {
 #[bench::execute_with_2_guardrails(args = ("guarded"), setup = setup)]
 #[bench::stream_with_2_guardrails(args = ("stream_guarded"), setup = setup)]
 #[bench::execute_1_turn_no_tools(args = ("chat"), setup = setup)]
+#[bench::execute_with_usage_limits(args = ("limits"), setup = setup)]
 fn runs_100(b: Bench) -> Bench {
     for _ in 0..RUNS {
         one_run(&b);

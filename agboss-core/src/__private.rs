@@ -33,6 +33,7 @@ pub use crate::contract::interceptor::{InterceptorMeta, ToolInterceptor};
 pub use crate::contract::pii_policy::{PiiPolicy, PiiPolicyMeta, custom_detector};
 pub use crate::contract::registry::{Registered, Registration};
 pub use crate::contract::tool::{Tool, ToolHandler, ToolMeta};
+pub use crate::contract::usage_limits::UsageLimitsMeta;
 pub use crate::contract::workflow::{Application, ApplicationMeta, Workflow, WorkflowMeta};
 pub use crate::di::{
     DepKind, DepMeta, DiError, Inject, Injectable, InjectableMeta, Resolver, Services, any_context,
@@ -124,4 +125,13 @@ pub fn erase_service<S: Send + Sync + 'static>(
 /// Compile-time check that `T: ToolInterceptor` (for `tool_interceptors = [...]`).
 pub const fn interceptor_meta<T: ToolInterceptor>() -> &'static InterceptorMeta {
     T::META
+}
+
+/// The name of a tool type's meta, in a constant (`usage_limits(tool_calls_per_tool(..))`): a
+/// `#[tool]`'s name is always a literal.
+pub const fn tool_name(meta: &'static ToolMeta) -> &'static str {
+    match meta.name {
+        std::borrow::Cow::Borrowed(name) => name,
+        std::borrow::Cow::Owned(_) => "",
+    }
 }

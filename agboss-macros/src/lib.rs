@@ -22,6 +22,7 @@ mod pii_policy;
 mod rules;
 mod scopes;
 mod tool;
+mod usage_limits;
 
 /// Derives `agboss_core::dto::Dto`: serde with camelCase wire names, a JSON Schema and
 /// validation that reports every failure with its JSON path.
@@ -363,6 +364,7 @@ pub fn injectable(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[doc = include_str!("../doc/agent.md")]
 #[doc = include_str!("../doc/cascade.md")]
 #[doc = include_str!("../doc/guardrails.md")]
+#[doc = include_str!("../doc/usage_limits.md")]
 ///
 /// # Example
 ///
@@ -415,6 +417,7 @@ pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[doc = include_str!("../doc/workflow.md")]
 #[doc = include_str!("../doc/cascade.md")]
 #[doc = include_str!("../doc/guardrails.md")]
+#[doc = include_str!("../doc/usage_limits.md")]
 ///
 /// # Example
 ///
@@ -444,6 +447,7 @@ pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[doc = include_str!("../doc/application.md")]
 #[doc = include_str!("../doc/cascade.md")]
 #[doc = include_str!("../doc/guardrails.md")]
+#[doc = include_str!("../doc/usage_limits.md")]
 ///
 /// # Example
 ///

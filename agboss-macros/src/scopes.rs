@@ -113,7 +113,9 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
         "cannot be a tool of itself: list other agents in `agent_tools = [..]`",
         &mut errors,
     );
+    let limits = crate::usage_limits::check(&args.keys.usage_limits, &mut errors);
     finish(&item, errors, fallback, || {
+        let usage_limits = crate::usage_limits::tokens(&limits);
         let p = quote!(::agboss_core::__private);
         let named = name_fields(&args);
         let instructions = str_or_empty(&args.keys.instructions);
@@ -165,6 +167,7 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
                 handoffs: #handoffs,
                 agent_tools: #agent_tools,
                 ask_approval: #ask_approval,
+                usage_limits: #usage_limits,
             },
             TokenStream::new(),
             TokenStream::new(),
@@ -311,7 +314,9 @@ pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
     );
     let max_result_size = check::cascade(kind, &args.keys.scope.rest, &mut errors);
     check::guardrails(&args.keys.scope, &mut errors);
+    let limits = crate::usage_limits::check(&args.keys.usage_limits, &mut errors);
     finish(&item, errors, fallback, || {
+        let usage_limits = crate::usage_limits::tokens(&limits);
         let named = name_fields(&args);
         let members = member_fields(&args.keys.agents, &args.keys.routers, &args.keys.tools);
         let cascade = cascade_fields(&args.keys.scope.rest);
@@ -325,6 +330,7 @@ pub fn workflow(attr: TokenStream, item: TokenStream) -> TokenStream {
                 #cascade
                 max_result_size: #max_result_size,
                 guardrails: #guardrails,
+                usage_limits: #usage_limits,
             },
             TokenStream::new(),
             TokenStream::new(),
@@ -378,7 +384,9 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
             "[cascade.nothing-to-exclude] the application is the outermost scope, so it inherits nothing to exclude; remove `exclude_tool_interceptors` here and exclude at an inner scope (workflow, agent or tool)",
         ));
     }
+    let limits = crate::usage_limits::check(&args.keys.usage_limits, &mut errors);
     finish(&item, errors, fallback, || {
+        let usage_limits = crate::usage_limits::tokens(&limits);
         let named = name_fields(&args);
         let workflows = meta_list(paths(&args.keys.workflows), "Workflow");
         let members = member_fields(&args.keys.agents, &args.keys.routers, &args.keys.tools);
@@ -396,6 +404,7 @@ pub fn application(attr: TokenStream, item: TokenStream) -> TokenStream {
                 #attach
                 max_result_size: #max_result_size,
                 guardrails: #guardrails,
+                usage_limits: #usage_limits,
             },
             TokenStream::new(),
             TokenStream::new(),

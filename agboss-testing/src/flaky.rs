@@ -7,11 +7,11 @@ use agboss_core::model::Message;
 use agboss_core::store::{
     JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, RunStore, StepEntry, StoreError,
     ThreadInfo, ThreadList, ThreadMessage, ThreadStore, Ticket, TicketDecision, TicketPage,
-    TicketQuery, TicketState, TicketStore,
+    TicketQuery, TicketState, TicketStore, UsageKey, UsageStore,
 };
 
 /// Wraps a store; [`FlakyStore::fail_all`] makes every operation fail with a backend error,
-/// [`FlakyStore::fail_append_at`] makes the n-th journal append (from 1) and every later one
+/// [`FlakyStore::fail_usage`] the usage operations only, [`FlakyStore::fail_append_at`] makes the n-th journal append (from 1) and every later one
 /// fail. A failed operation does nothing.
 ///
 /// ```
@@ -30,6 +30,7 @@ use agboss_core::store::{
 pub struct FlakyStore<S> {
     inner: S,
     down: AtomicBool,
+    usage_down: AtomicBool,
     fail_append_at: AtomicUsize,
     appends: AtomicUsize,
 }
@@ -40,6 +41,7 @@ impl<S> FlakyStore<S> {
         Self {
             inner,
             down: AtomicBool::new(false),
+            usage_down: AtomicBool::new(false),
             fail_append_at: AtomicUsize::new(0),
             appends: AtomicUsize::new(0),
         }
@@ -56,6 +58,11 @@ impl<S> FlakyStore<S> {
     pub fn fail_append_at(&self, n: usize) {
         self.appends.store(0, Ordering::SeqCst);
         self.fail_append_at.store(n, Ordering::SeqCst);
+    }
+    /// The usage operations ([`UsageStore`]) fail (`true`) or not (`false`), every other one
+    /// goes on: the tenant windows cannot be counted while runs can be journaled.
+    pub fn fail_usage(&self, down: bool) {
+        self.usage_down.store(down, Ordering::SeqCst);
     }
     /// Appends that went through since the last `fail_append_at`.
     pub fn appends(&self) -> usize {
@@ -74,6 +81,16 @@ impl<S> FlakyStore<S> {
             ));
         }
         Ok(())
+    }
+
+    fn check_usage(&self, operation: &'static str) -> Result<(), StoreError> {
+        if self.usage_down.load(Ordering::SeqCst) {
+            return Err(StoreError::backend(
+                operation,
+                std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "usage table is down"),
+            ));
+        }
+        self.check(operation)
     }
 
     fn check_write(&self, operation: &'static str, counts: bool) -> Result<(), StoreError> {
@@ -209,5 +226,33 @@ impl<S: TicketStore> TicketStore for FlakyStore<S> {
     ) -> Result<Ticket, StoreError> {
         self.check_write("advance_ticket", false)?;
         self.inner.advance_ticket(lease, ticket_id, from, to).await
+    }
+}
+
+impl<S: UsageStore> UsageStore for FlakyStore<S> {
+    async fn reserve_usage(
+        &self,
+        key: &UsageKey,
+        amount: u64,
+        max: u64,
+    ) -> Result<Option<u64>, StoreError> {
+        self.check_usage("reserve_usage")?;
+        self.inner.reserve_usage(key, amount, max).await
+    }
+    async fn add_usage(&self, key: &UsageKey, amount: u64) -> Result<u64, StoreError> {
+        self.check_usage("add_usage")?;
+        self.inner.add_usage(key, amount).await
+    }
+    async fn release_usage(&self, key: &UsageKey, amount: u64) -> Result<(), StoreError> {
+        self.check_usage("release_usage")?;
+        self.inner.release_usage(key, amount).await
+    }
+    async fn usage(&self, key: &UsageKey) -> Result<u64, StoreError> {
+        self.check_usage("usage")?;
+        self.inner.usage(key).await
+    }
+    async fn prune_usage(&self, before_ms: i64) -> Result<u64, StoreError> {
+        self.check_usage("prune_usage")?;
+        self.inner.prune_usage(before_ms).await
     }
 }

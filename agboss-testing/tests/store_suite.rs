@@ -9,6 +9,7 @@ use agboss_core::store::{
 };
 use agboss_testing::store::{
     checks, run_checks, run_checks_on, run_conformance, store_checks, thread_checks, ticket_checks,
+    usage_checks,
 };
 use futures::FutureExt;
 
@@ -163,6 +164,7 @@ async fn a_backend_of_runs_alone_runs_the_run_checks() {
     let groups = run_checks::<MemoryStore>().len()
         + thread_checks::<MemoryStore>().len()
         + ticket_checks::<MemoryStore>().len()
+        + usage_checks::<MemoryStore>().len()
         + store_checks::<MemoryStore>().len();
     assert_eq!(groups, checks::<MemoryStore>().len());
 }

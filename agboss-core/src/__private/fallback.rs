@@ -9,6 +9,7 @@ use super::{
     PiiPolicyMeta, RouterMeta, ScopeGuardrails, ToolErrorPolicy, ToolMeta, WorkflowMeta,
 };
 use crate::contract::guardrail::Boundary;
+use crate::contract::usage_limits::UsageLimitsMeta;
 use crate::pii::MaskStrategy;
 
 /// The `TypeId` of every placeholder.
@@ -46,6 +47,7 @@ pub const AGENT: &AgentMeta = &AgentMeta {
     handoffs: &[],
     agent_tools: &[],
     ask_approval: None,
+    usage_limits: UsageLimitsMeta::NONE,
 };
 
 /// Placeholder of an erroneous `#[router]`.
@@ -74,6 +76,7 @@ pub const WORKFLOW: &WorkflowMeta = &WorkflowMeta {
     pii_policies: &[],
     max_result_size: None,
     guardrails: GUARDRAILS,
+    usage_limits: UsageLimitsMeta::NONE,
 };
 
 /// Placeholder of an erroneous `#[application]`.
@@ -91,6 +94,7 @@ pub const APPLICATION: &ApplicationMeta = &ApplicationMeta {
     pii_policies: &[],
     max_result_size: None,
     guardrails: GUARDRAILS,
+    usage_limits: UsageLimitsMeta::NONE,
 };
 
 /// Placeholder of an erroneous `#[pii_policy]`.

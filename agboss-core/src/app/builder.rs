@@ -50,6 +50,7 @@ pub struct AppBuilder {
     lease_ttl: Duration,
     output_streaming: OutputStreaming,
     usage_limits: crate::engine::UsageLimits,
+    tenant_usage_limits: Vec<crate::engine::TenantUsageLimits>,
     prices: crate::engine::PriceTable,
     remote: Vec<Arc<dyn RemoteServer>>,
 }
@@ -79,6 +80,7 @@ impl AppBuilder {
             lease_ttl: DEFAULT_LEASE_TTL,
             output_streaming: OutputStreaming::default(),
             usage_limits: crate::engine::UsageLimits::default(),
+            tenant_usage_limits: Vec::new(),
             prices: crate::engine::PriceTable::default(),
             remote: Vec::new(),
         }
@@ -247,6 +249,34 @@ impl AppBuilder {
         self.usage_limits = limits;
         self
     }
+    /// Adds usage limits of each tenant over a time window
+    /// ([`UsageLimits::per_tenant`](crate::engine::UsageLimits::per_tenant)), counted across
+    /// the tenant's runs in the app's store (a store is required: the build fails without one),
+    /// so they hold across every app instance over that store. Call it once per window (an
+    /// hourly and a daily one, say); every window applies, with the run's limits.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use agboss_core::prelude::*;
+    /// use agboss_core::engine::UsageLimits;
+    /// use agboss_core::store::MemoryStore;
+    ///
+    /// let app = App::builder()
+    ///     .store(MemoryStore::new())
+    ///     .tenant_usage_limits(UsageLimits::new().tool_calls(100).per_tenant(Duration::from_secs(60)))
+    ///     .tenant_usage_limits(UsageLimits::new().model_requests(5_000).per_tenant(Duration::from_secs(86_400)))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = app;
+    /// assert!(App::builder()
+    ///     .tenant_usage_limits(UsageLimits::new().tool_calls(1).per_tenant(Duration::from_secs(60)))
+    ///     .build()
+    ///     .is_err()); // no store to keep the windows in
+    /// ```
+    pub fn tenant_usage_limits(mut self, limits: crate::engine::TenantUsageLimits) -> Self {
+        self.tenant_usage_limits.push(limits);
+        self
+    }
     /// What each model's tokens cost, by model name: what a cost bound
     /// ([`UsageLimits::cost_micros`](crate::engine::UsageLimits::cost_micros)) counts with.
     pub fn prices(mut self, prices: crate::engine::PriceTable) -> Self {
@@ -337,6 +367,7 @@ impl AppBuilder {
             self.bp.services.insert(Arc::clone(&servers));
             self.bp.remote = Some(servers);
         }
+        self.bp.usage_limits = self.usage_limits.clone();
         let resolved = self.bp.resolve()?;
         // The approval channels of the app's gated tools, built once.
         let mut channels = HashMap::new();
@@ -352,6 +383,22 @@ impl AppBuilder {
                 })?;
             channels.insert(meta.name, channel);
         }
+        let prices = Arc::new(self.prices);
+        let tenant_gate = match (&self.store, self.tenant_usage_limits.is_empty()) {
+            (_, true) => None,
+            (None, false) => {
+                return Err(BuildError::Invalid(
+                    "tenant usage limits are kept in the app's store: set one with \
+                     `AppBuilder::store`"
+                        .into(),
+                ));
+            }
+            (Some(store), false) => crate::engine::TenantGate::new(
+                self.tenant_usage_limits,
+                store.clone(),
+                Arc::clone(&prices),
+            ),
+        };
         let agent_callbacks = (0..resolved.agents.len())
             .map(|_| std::sync::OnceLock::new())
             .collect();
@@ -364,7 +411,8 @@ impl AppBuilder {
                 channels,
                 output_streaming: self.output_streaming,
                 usage_limits: self.usage_limits,
-                prices: Arc::new(self.prices),
+                prices,
+                tenant_gate,
                 agent_callbacks,
                 store: self.store.map(|store| Durability {
                     store,

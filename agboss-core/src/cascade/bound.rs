@@ -1,5 +1,6 @@
 //! What the cascade resolves: every tool bound to its path ([`BoundTool`]), and the agents,
 //! routers and workflows with their tools bound.
+use crate::contract::usage_limits::UsageLimits;
 use std::fmt;
 use std::sync::Arc;
 
@@ -133,6 +134,9 @@ pub struct ResolvedAgent {
     pub tools: Vec<BoundTool>,
     /// Its place among the app's agent paths (what per-path caches are indexed by).
     pub(crate) index: usize,
+    /// The usage limits declared on its path: the strictest of the application's, the
+    /// workflow's and its own `usage_limits(..)`.
+    pub usage_limits: UsageLimits,
 }
 
 impl ResolvedAgent {
@@ -172,4 +176,6 @@ pub struct ResolvedWorkflow {
     pub routers: Vec<Arc<ResolvedRouter>>,
     /// Its own tool steps, bound on application → workflow → tool.
     pub tools: Vec<BoundTool>,
+    /// The usage limits declared on its path: the strictest of the application's and its own.
+    pub usage_limits: UsageLimits,
 }

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use super::Resolved;
 use super::bound::{BoundTool, ResolvedAgent, ResolvedRouter};
 use super::guardrails::Guardrails;
+use crate::contract::usage_limits::UsageLimits;
 use crate::pipeline::Chain;
 
 pub(crate) fn render(inner: &Resolved) -> String {
@@ -29,8 +30,10 @@ pub(crate) fn render(inner: &Resolved) -> String {
         .iter()
         .flat_map(|r| r.routes.iter().map(std::sync::Arc::as_ptr))
         .collect();
+    render_limits(&mut out, &inner.usage_limits, 2);
     for wf in &inner.workflows {
         let _ = writeln!(out, "  workflow `{}`", wf.meta.name);
+        render_limits(&mut out, &wf.usage_limits, 4);
         for router in &wf.routers {
             render_router(&mut out, router, 4);
         }
@@ -69,6 +72,13 @@ pub(crate) fn render(inner: &Resolved) -> String {
     out
 }
 
+/// The usage limits in force on a path (the strictest of the app's and every scope's), if any.
+fn render_limits(out: &mut String, limits: &UsageLimits, indent: usize) {
+    if !limits.is_unbounded() {
+        let _ = writeln!(out, "{}usage limits: {limits}", " ".repeat(indent));
+    }
+}
+
 fn render_router(out: &mut String, router: &ResolvedRouter, indent: usize) {
     let pad = " ".repeat(indent);
     let _ = writeln!(out, "{pad}router `{}`", router.meta.name);
@@ -92,6 +102,7 @@ fn render_agent(out: &mut String, agent: &ResolvedAgent, indent: usize) {
     for target in agent.meta.handoffs.iter().map(|t| t()) {
         let _ = writeln!(out, "{pad}  hands off to `{}`", target.name);
     }
+    render_limits(out, &agent.usage_limits, indent + 2);
     for asked in agent.meta.agent_tools.iter().map(|a| a()) {
         let _ = writeln!(out, "{pad}  asks `{}` as a tool", asked.name);
     }

@@ -1,4 +1,5 @@
 //! The build of an app's structure: every tool slot, every path's chain, the warnings.
+use crate::contract::usage_limits::UsageLimits;
 use std::any::TypeId;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -29,6 +30,8 @@ use crate::pipeline::Chain;
 /// What an app is built from: the builder's settings.
 pub(crate) struct Blueprint {
     pub(crate) name: &'static str,
+    /// `AppBuilder::usage_limits`, the outermost of every path's limits.
+    pub(crate) usage_limits: UsageLimits,
     pub(crate) application: Option<&'static ApplicationMeta>,
     pub(crate) attach: Vec<&'static InterceptorMeta>,
     pub(crate) pii_policies: Vec<&'static PiiPolicyMeta>,
@@ -58,6 +61,7 @@ impl Blueprint {
         Self {
             name: "app",
             application: None,
+            usage_limits: UsageLimits::default(),
             attach: Vec::new(),
             pii_policies: Vec::new(),
             tools: Vec::new(),
@@ -287,11 +291,34 @@ impl Blueprint {
             by_name.insert(meta.name.clone(), tools.len());
             tools.push(bind(meta, chain, max));
         }
+        // Declared usage limits: the strictest of the application's, the path's workflow's and
+        // the agent's.
+        let app_limits = match self.application {
+            Some(a) => self
+                .usage_limits
+                .strictest(&UsageLimits::from(&a.usage_limits)),
+            None => self.usage_limits.clone(),
+        };
+        let workflow_limits = |name: Option<&str>| match name {
+            Some(name) => self.workflows.iter().find(|w| w.name == name).map_or_else(
+                || app_limits.clone(),
+                |w| app_limits.strictest(&UsageLimits::from(&w.usage_limits)),
+            ),
+            None => app_limits.clone(),
+        };
         let agents: Vec<Arc<ResolvedAgent>> = pending_agents
             .into_iter()
             .enumerate()
             .map(|(index, p)| {
+                let on_path = p
+                    .scopes
+                    .iter()
+                    .find(|s| s.kind == ScopeKind::Workflow)
+                    .map(|s| s.name);
+                let usage_limits =
+                    workflow_limits(on_path).strictest(&UsageLimits::from(&p.meta.usage_limits));
                 Arc::new(ResolvedAgent {
+                    usage_limits,
                     meta: p.meta,
                     scopes: p.scopes,
                     guardrails: p.guardrails,
@@ -318,6 +345,7 @@ impl Blueprint {
             .into_iter()
             .map(|w| {
                 Arc::new(ResolvedWorkflow {
+                    usage_limits: workflow_limits(Some(w.meta.name)),
                     meta: w.meta,
                     agents: w.agents.iter().map(|i| Arc::clone(&agents[*i])).collect(),
                     routers: w.routers.iter().map(|i| Arc::clone(&routers[*i])).collect(),
@@ -341,6 +369,7 @@ impl Blueprint {
             workflows,
             warnings,
             app_guardrails,
+            usage_limits: app_limits,
         })
     }
 }
@@ -361,6 +390,9 @@ pub(crate) struct Resolved {
     pub(crate) warnings: Vec<BuildWarning>,
     /// What the application scope attaches at the text boundary (for `describe`).
     pub(crate) app_guardrails: GuardSpec,
+    /// The usage limits of the application: `AppBuilder::usage_limits` and
+    /// `#[application(usage_limits(..))]`, the strictest of both.
+    pub(crate) usage_limits: UsageLimits,
 }
 
 impl Resolved {

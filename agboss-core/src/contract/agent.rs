@@ -130,6 +130,10 @@ pub struct AgentMeta {
     /// (`agent_tools = [..]`) waits for a human decision through this channel, after the
     /// caller's interceptors allowed it and before the agent runs.
     pub ask_approval: Option<&'static ChannelMeta>,
+    /// Usage limits declared here (`usage_limits(..)`): a run on a path under this scope gets
+    /// the strictest of every scope's, the app's and its own
+    /// ([`UsageLimits`](crate::engine::UsageLimits)).
+    pub usage_limits: crate::contract::usage_limits::UsageLimitsMeta,
 }
 
 /// The registration data of agent `A`: what `handoffs = [..]` lists.

@@ -25,6 +25,7 @@ pub mod registry;
 pub mod scope;
 pub mod ticket;
 pub mod tool;
+pub mod usage_limits;
 pub mod workflow;
 
 #[doc(hidden)]

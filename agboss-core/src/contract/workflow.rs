@@ -35,6 +35,10 @@ pub struct WorkflowMeta {
     pub max_result_size: Option<usize>,
     /// Guardrails attached and excluded here.
     pub guardrails: ScopeGuardrails,
+    /// Usage limits declared here (`usage_limits(..)`): a run on a path under this scope gets
+    /// the strictest of every scope's, the app's and its own
+    /// ([`UsageLimits`](crate::engine::UsageLimits)).
+    pub usage_limits: crate::contract::usage_limits::UsageLimitsMeta,
 }
 
 impl fmt::Debug for WorkflowMeta {
@@ -82,6 +86,10 @@ pub struct ApplicationMeta {
     pub max_result_size: Option<usize>,
     /// Guardrails attached and excluded here.
     pub guardrails: ScopeGuardrails,
+    /// Usage limits declared here (`usage_limits(..)`): a run on a path under this scope gets
+    /// the strictest of every scope's, the app's and its own
+    /// ([`UsageLimits`](crate::engine::UsageLimits)).
+    pub usage_limits: crate::contract::usage_limits::UsageLimitsMeta,
 }
 
 impl fmt::Debug for ApplicationMeta {

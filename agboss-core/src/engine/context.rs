@@ -151,7 +151,7 @@ pub struct RunContext {
     pub(crate) tool_errors: HashMap<String, ToolErrorPolicy>,
     pub(crate) thread: Option<String>,
     pub(crate) output_streaming: Option<crate::contract::guardrail::OutputStreaming>,
-    pub(crate) usage_limits: Option<super::limits::UsageLimits>,
+    pub(crate) usage_limits: Option<crate::contract::usage_limits::UsageLimits>,
 }
 
 impl fmt::Debug for RunContext {
@@ -243,7 +243,7 @@ impl RunContext {
     /// let ctx = RunContext::new().usage_limits(UsageLimits::new().tool_calls(10));
     /// # let _ = ctx;
     /// ```
-    pub fn usage_limits(mut self, limits: super::limits::UsageLimits) -> Self {
+    pub fn usage_limits(mut self, limits: crate::contract::usage_limits::UsageLimits) -> Self {
         self.usage_limits = Some(limits);
         self
     }

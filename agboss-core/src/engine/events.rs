@@ -281,7 +281,7 @@ pub enum RunEvent {
         /// The agent, router or tool step.
         step: String,
         /// Which bound, and by how much.
-        error: super::limits::UsageLimitExceeded,
+        error: crate::contract::usage_limits::UsageLimitExceeded,
     },
     /// An agent produced its final answer (a turn without tool calls).
     FinalAnswer {

@@ -62,7 +62,8 @@
 //! | `ticket/` | the ticket lifecycle | the one state machine of a ticket, `Decision`, `OnRejection` |
 //! | `direct.rs` | gated direct calls | a direct call's one-call run and its ticket |
 //! | `journal.rs`, `replay.rs`, `in_doubt.rs` | the journal | the run's lease and writes; what it read back; calls in doubt |
-//! | `limits.rs`, `prices.rs` | usage limits | `UsageLimits`, the run's budget: reserve before a call, settle after, nested runs; `PriceTable` |
+//! | `budget.rs`, `prices.rs` | usage limits | the run's budget (its limits, `UsageLimits`, are data of `contract::usage_limits`): reserve before a call, settle after, nested runs; `PriceTable` |
+//! | `tenant_usage.rs`, `admit.rs` | admitting a call | the tenant windows in the store; a call reserved in the run's budget then in its tenant's windows, settled after |
 //! | `context.rs`, `workflow.rs`, `output.rs`, `run_error.rs`, `events.rs` | data | `RunContext`/`Target`, `Flow`, `RunOutput`/`Stats`, `RunError`, `RunEvent` |
 //! | `telemetry.rs`, `pretty.rs` | reporting | spans; events for people |
 //!
@@ -83,9 +84,11 @@ use crate::model::SharedChatModel;
 use crate::pipeline::ErasedChannel;
 use crate::store::SharedStore;
 
+mod admit;
 mod agent_loop;
 pub(crate) mod agent_tool;
 pub(crate) mod approval;
+mod budget;
 pub mod context;
 pub(crate) mod direct;
 pub mod events;
@@ -96,7 +99,6 @@ mod guardrails;
 mod handoff;
 pub(crate) mod in_doubt;
 pub(crate) mod journal;
-mod limits;
 mod model_turn;
 mod nesting;
 mod output;
@@ -108,18 +110,22 @@ pub mod run;
 mod run_error;
 mod state;
 mod telemetry;
+mod tenant_usage;
 pub(crate) mod ticket;
 mod tool_calls;
 mod tool_step;
 mod typed_output;
 pub mod workflow;
 
+pub use crate::contract::usage_limits::{
+    DEFAULT_TOKEN_RESERVATION, LimitKind, TenantUsageLimits, UsageCount, UsageLimitExceeded,
+    UsageLimits,
+};
 pub use agent_tool::{AgentAnswer, AgentRequest, AgentToolError};
 pub use context::{CancelToken, RunContext, Target};
 pub use events::{CallDecision, RouteReason, RunEvent, StepKind, StepOutcome};
 pub use handoff::DEFAULT_MAX_HANDOFFS;
 pub use in_doubt::InDoubtResolution;
-pub use limits::{LimitKind, UsageCount, UsageLimitExceeded, UsageLimits};
 pub use nesting::DEFAULT_MAX_AGENT_TOOL_DEPTH;
 pub use output::{DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, OutputError, RunOutput};
 pub use prices::{Price, PriceTable};
@@ -128,6 +134,7 @@ pub use run::RunStream;
 pub use run_error::StepFailedError;
 pub use run_error::{RunError, RunFailed};
 pub(crate) use state::RunState;
+pub(crate) use tenant_usage::TenantGate;
 pub use ticket::Decision;
 
 /// What runs need of a built app: its resolved structure, its models, its listeners.
@@ -144,6 +151,8 @@ pub(crate) struct Runtime {
     pub(crate) usage_limits: UsageLimits,
     /// What each model's tokens cost (for cost bounds).
     pub(crate) prices: Arc<PriceTable>,
+    /// The tenant windows, kept in the app's store.
+    pub(crate) tenant_gate: Option<TenantGate>,
     /// How streamed answers of guarded paths are released (a run may override it).
     pub(crate) output_streaming: crate::contract::guardrail::OutputStreaming,
     /// The undecorated tool callbacks of each agent path (by `ResolvedAgent::index`), made on

@@ -4,13 +4,13 @@
 use futures::StreamExt as _;
 use tracing::Instrument as _;
 
+use super::admit::{admit_model, settle_model};
 use super::events::RunEvent;
 use super::gate::{OutputGate, gate_delta};
 use super::output::Stats;
 use super::replay::request_digest;
 use super::run_error::RunError;
 use super::state::RunState;
-use super::state::limit_exceeded;
 use super::telemetry::{self, ContentMask};
 use crate::model::{
     FinishReason, ModelError, ModelRequest, ModelResponse, ModelStreamEvent, SharedChatModel, Usage,
@@ -118,9 +118,7 @@ pub(crate) async fn call_model_live(
     gate: &mut OutputGate,
 ) -> Result<ModelResponse, RunError> {
     // Reserved before the call: a refused call is never made.
-    run.budget()
-        .reserve_model(model.dyn_model_name())
-        .map_err(|refused| limit_exceeded(run, step, refused))?;
+    let hold = admit_model(run, step, model.dyn_model_name()).await?;
     let span = telemetry::chat_span(step, model, req, mask);
     let model_err = |source: ModelError| RunError::Model {
         step: step.to_string(),
@@ -135,8 +133,22 @@ pub(crate) async fn call_model_live(
             }
             .instrument(span.clone()),
         )
-        .await??
-        .map_err(model_err)?;
+        .await
+        .and_then(|r| r);
+    let failed = match response {
+        Ok(Ok(response)) => Ok(response),
+        Ok(Err(source)) => Err(model_err(source)),
+        Err(e) => Err(e),
+    };
+    let response = match failed {
+        Ok(response) => response,
+        Err(e) => {
+            // Nothing known was used: the tenant windows' token reservation is released (a
+            // store error there is logged; the call's own error is the run's).
+            let _ = settle_model(run, step, hold, None, model.dyn_model_name()).await;
+            return Err(e);
+        }
+    };
     stats.model_turns += 1;
     stats.usage += response.usage;
     if response.usage != Usage::default() {
@@ -146,9 +158,14 @@ pub(crate) async fn call_model_live(
         });
     }
     // Settled with what it used: a call that passed a token bound stops the run here.
-    run.budget()
-        .settle_model(response.usage, model.dyn_model_name())
-        .map_err(|over| limit_exceeded(run, step, over))?;
+    settle_model(
+        run,
+        step,
+        hold,
+        Some(response.usage),
+        model.dyn_model_name(),
+    )
+    .await?;
     Ok(response)
 }
 

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::Runtime;
+use super::budget::RunBudget;
 use super::events::RunEvent;
-use super::limits::RunBudget;
 
 /// Agent-tool calls one run may nest when its context sets no bound
 /// ([`RunContext::max_agent_tool_depth`](super::RunContext::max_agent_tool_depth)): a run

@@ -38,7 +38,7 @@ pub struct RunOutput {
     /// What the run's budget counted: model and tool calls reserved (refused ones are not),
     /// tokens settled; runs nested in it (a tool that runs an agent) count into it too (see
     /// [`UsageLimits`](super::UsageLimits)).
-    pub reserved: super::limits::UsageCount,
+    pub reserved: crate::contract::usage_limits::UsageCount,
 }
 
 impl RunOutput {

@@ -71,7 +71,7 @@ pub enum RunError {
     /// A usage limit refused a model or tool call before it started, or a model call passed a
     /// token bound (see [`UsageLimits`](super::UsageLimits)): the run stops, never silently.
     #[error(transparent)]
-    UsageLimit(#[from] super::limits::UsageLimitExceeded),
+    UsageLimit(#[from] crate::contract::usage_limits::UsageLimitExceeded),
     /// A step failed: a blocked tool (`as_blocked()`), a failing guard, a tool error under
     /// `FailStep`, or an error an `on_error` handler re-raised.
     #[error(transparent)]

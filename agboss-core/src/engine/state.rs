@@ -10,15 +10,16 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::Runtime;
+use super::budget::RunBudget;
 use super::context::{OrCancel, RunContext};
 use super::events::RunEvent;
 use super::journal::RunJournal;
-use super::limits::{RunBudget, UsageLimitExceeded};
 use super::nesting::{CallingRun, DEFAULT_MAX_AGENT_TOOL_DEPTH, calling_run};
 use super::run_error::RunError;
 use crate::callback::SharedToolCallback;
 use crate::callback::stack::stack;
 use crate::contract::scope::ScopeRef;
+use crate::contract::usage_limits::UsageLimitExceeded;
 use crate::di::CallId;
 use crate::store::types::random_id;
 
@@ -59,11 +60,18 @@ impl RunState {
                 format!("run_{}", CallId::generate().as_str())
             }
         });
-        // Strictest wins: the run's limits tighten the application's, never loosen them.
-        let limits = match &ctx.usage_limits {
-            Some(run_limits) => rt.usage_limits.strictest(run_limits),
-            None => rt.usage_limits.clone(),
+        // Strictest wins: the run's limits and those declared on the target's path tighten the
+        // application's, never loosen them.
+        let declared = match rt.agent_by_name(&target_name) {
+            Some(agent) => &agent.usage_limits,
+            None => rt
+                .workflow_by_name(&target_name)
+                .map_or(&rt.resolved.usage_limits, |w| &w.usage_limits),
         };
+        let mut limits = rt.usage_limits.strictest(declared);
+        if let Some(run_limits) = &ctx.usage_limits {
+            limits = limits.strictest(run_limits);
+        }
         // A run started inside another run's tool call nests in it: its budget, its depth.
         let calling = calling_run();
         let budget = RunBudget::new(

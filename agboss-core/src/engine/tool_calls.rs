@@ -3,6 +3,7 @@
 //! ([`crate::pipeline::observe`]); a gated call waits on its ticket.
 use futures::StreamExt as _;
 
+use super::admit::admit_tool;
 use super::approval::{
     Attempt, Called, Settle, Slot, approval_without_store, claim_ticket, open_ticket, refuse,
 };
@@ -10,7 +11,6 @@ use super::events::RunEvent;
 use super::replay::{ToolReplay, tool_key};
 use super::run_error::RunError;
 use super::state::RunState;
-use super::state::limit_exceeded;
 use super::ticket::OnRejection;
 use crate::callback::{SharedToolCallback, ToolInvocation};
 use crate::contract::agent::ToolErrorPolicy;
@@ -42,8 +42,8 @@ pub(super) async fn run_calls(
     for (i, call) in calls.iter().enumerate() {
         calls_futures.push(async move {
             // Reserved before anything of the call runs: a refused call never starts.
-            if let Err(refused) = run.budget().reserve_tool(&call.name) {
-                return (i, Err(limit_exceeded(run, step, refused)));
+            if let Err(refused) = admit_tool(run, step, &call.name).await {
+                return (i, Err(refused));
             }
             (i, run_one(run, step, policy, callbacks, call, turn).await)
         });

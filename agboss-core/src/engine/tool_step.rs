@@ -2,12 +2,12 @@
 //! outcome: a reply fails the step), journaled like an agent's call. A gated tool's step waits
 //! for its ticket like an agent's call does; a rejection fails the step as a block naming the
 //! channel.
+use super::admit::admit_tool;
 use super::approval::{Settle, approval_without_store, claim_ticket, open_ticket, refuse};
 use super::events::{RunEvent, StepKind, StepOutcome};
 use super::replay::{ToolReplay, step_key};
 use super::run_error::RunError;
 use super::state::RunState;
-use super::state::limit_exceeded;
 use super::ticket::OnRejection;
 use crate::callback::{BoundToolCallback, SharedToolCallback, ToolInvocation};
 use crate::cascade::ResolvedWorkflow;
@@ -227,9 +227,7 @@ async fn step_call(
         .with_tenant(run.ctx().tenant.as_ref())
         .with_idempotency_key(idempotency_key)
         .with_approval(grant);
-    if let Err(refused) = run.budget().reserve_tool(name) {
-        return Err(limit_exceeded(run, name, refused));
-    }
+    admit_tool(run, name, name).await?;
     let outcome = run
         .or_cancel(super::nesting::calling(
             run.lent(),

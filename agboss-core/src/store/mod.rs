@@ -1,6 +1,7 @@
-//! Leaf: conversation threads, the durable run journal and approval tickets, behind three small
-//! traits: [`ThreadStore`] (threads), [`RunStore`] (runs, journals, leases) and [`TicketStore`]
-//! (tickets). [`Store`] is all three, what an app holds (as a [`SharedStore`]); a backend may
+//! Leaf: conversation threads, the durable run journal, approval tickets and tenant usage
+//! windows, behind four small traits: [`ThreadStore`] (threads), [`RunStore`] (runs, journals,
+//! leases), [`TicketStore`] (tickets) and [`UsageStore`] (each tenant's usage per time window).
+//! [`Store`] is all four, what an app holds (as a [`SharedStore`]); a backend may
 //! implement one trait alone, and passes the conformance checks of each trait it implements.
 //!
 //! A **thread** is a conversation owned by one tenant: its messages in order. A **run** (one
@@ -49,6 +50,7 @@ pub mod ticket;
 mod ticket_query;
 mod traits;
 pub mod types;
+mod usage;
 
 pub use error::StoreError;
 pub use memory::MemoryStore;
@@ -61,8 +63,9 @@ pub use sql::SqlStore;
 pub use sqlite::SqliteStore;
 pub use ticket::{Ticket, TicketDecision, TicketState};
 pub use ticket_query::{MAX_TICKET_PAGE, TicketPage, TicketQuery};
-pub use traits::{RunStore, SharedStore, Store, ThreadStore, TicketStore};
+pub use traits::{RunStore, SharedStore, Store, ThreadStore, TicketStore, UsageStore};
 pub use types::{
     DEFAULT_LEASE_TTL, FORMAT_VERSION, JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord,
     RunStatus, StepEntry, ThreadInfo, ThreadList, ThreadMessage,
 };
+pub use usage::UsageKey;

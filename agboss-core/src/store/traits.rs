@@ -1,6 +1,7 @@
 //! The store traits, each small enough to implement alone: [`ThreadStore`] (conversations),
-//! [`RunStore`] (runs, their journals and leases) and [`TicketStore`] (approval tickets), and
-//! [`Store`], all three, which an app holds behind [`SharedStore`].
+//! [`RunStore`] (runs, their journals and leases), [`TicketStore`] (approval tickets) and
+//! [`UsageStore`] (each tenant's usage per time window), and [`Store`], all four, which an app
+//! holds behind [`SharedStore`].
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use super::types::{
     JournalStep, Lease, NewRun, NewThread, RunEnd, RunRecord, StepEntry, ThreadInfo, ThreadList,
     ThreadMessage,
 };
+use super::usage::UsageKey;
 use crate::contract::ticket::TicketState;
 use crate::model::Message;
 
@@ -131,16 +133,57 @@ store_trait! {
     }
 }
 
-/// A whole store: threads, runs and tickets, what an app needs
-/// ([`AppBuilder::store`](crate::AppBuilder::store)). Implemented for every type that
-/// implements the three traits; every backend passes the same conformance suite
-/// (`agboss_testing::store::conformance`).
-pub trait Store: ThreadStore + RunStore + TicketStore {}
+store_trait! {
+    /// Each tenant's usage counters per time window ([`UsageKey`]), what the tenant windows of
+    /// `engine::TenantUsageLimits` are kept in, so that every app instance over the store
+    /// counts against the same window. Checked by `agboss_testing::store::usage_checks`.
+    ///
+    /// A call is **reserved** before it starts ([`UsageStore::reserve_usage`]: one atomic
+    /// conditional add, never a read then a write, so concurrent reservations from any number
+    /// of instances never pass the bound) and **settled** after it: the unused part of a
+    /// reservation is released ([`UsageStore::release_usage`]), usage beyond it added
+    /// ([`UsageStore::add_usage`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use agboss_core::store::{MemoryStore, UsageKey, UsageStore};
+    /// # futures::executor::block_on(async {
+    /// let store = MemoryStore::new();
+    /// let key = UsageKey::at("acme", "tool_calls", Duration::from_secs(3600), 1_000);
+    /// assert_eq!(store.reserve_usage(&key, 2, 3).await.unwrap(), Some(2));
+    /// assert_eq!(store.reserve_usage(&key, 2, 3).await.unwrap(), None); // would pass 3
+    /// store.release_usage(&key, 1).await.unwrap();
+    /// assert_eq!(store.reserve_usage(&key, 2, 3).await.unwrap(), Some(3));
+    /// # });
+    /// ```
+    pub trait UsageStore, erased as ErasedUsage, 'a {
+        /// Adds `amount` to the counter if the sum stays at most `max`, atomically: the new
+        /// total, or `None` (and nothing added) when it would pass `max`. A counter never used
+        /// starts at 0.
+        fn reserve_usage(&self, key: &'a UsageKey, amount: u64, max: u64) -> Result<Option<u64>, StoreError>;
+        /// Adds `amount` whatever the total (what a call used beyond its reservation): the new
+        /// total.
+        fn add_usage(&self, key: &'a UsageKey, amount: u64) -> Result<u64, StoreError>;
+        /// Takes `amount` back (the unused part of a reservation), never below 0.
+        fn release_usage(&self, key: &'a UsageKey, amount: u64) -> Result<(), StoreError>;
+        /// The counter's total (0 for one never used).
+        fn usage(&self, key: &'a UsageKey) -> Result<u64, StoreError>;
+        /// Deletes the counters of every tenant whose window started before `before_ms` (windows
+        /// long past): how many.
+        fn prune_usage(&self, before_ms: i64) -> Result<u64, StoreError>;
+    }
+}
 
-impl<S: ThreadStore + RunStore + TicketStore> Store for S {}
+/// A whole store: threads, runs, tickets and usage windows, what an app needs
+/// ([`AppBuilder::store`](crate::AppBuilder::store)). Implemented for every type that
+/// implements the four traits; every backend passes the same conformance suite
+/// (`agboss_testing::store::conformance`).
+pub trait Store: ThreadStore + RunStore + TicketStore + UsageStore {}
+
+impl<S: ThreadStore + RunStore + TicketStore + UsageStore> Store for S {}
 
 /// A whole store behind `dyn`.
-trait ErasedStore: ErasedThreads + ErasedRuns + ErasedTickets {}
+trait ErasedStore: ErasedThreads + ErasedRuns + ErasedTickets + ErasedUsage {}
 
 impl<S: Store> ErasedStore for S {}
 

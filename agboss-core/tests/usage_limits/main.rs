@@ -14,7 +14,9 @@ use agboss_testing::scripted::{ScriptedModel, ScriptedToolCall, Turn};
 use agboss_testing::trajectory::{Move, trajectory};
 use serde_json::json;
 
+mod declared;
 mod nested;
+mod tenant;
 mod workflow;
 
 #[derive(Dto, Debug, Clone, PartialEq)]

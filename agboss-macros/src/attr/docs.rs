@@ -25,6 +25,7 @@ pub const AGENT: &str = include_str!("../../doc/agent.md");
 pub const ROUTER: &str = include_str!("../../doc/router.md");
 pub const WORKFLOW: &str = include_str!("../../doc/workflow.md");
 pub const APPLICATION: &str = include_str!("../../doc/application.md");
+pub const USAGE_LIMITS: &str = include_str!("../../doc/usage_limits.md");
 
 /// The tables of one attribute macro, in the order its page shows them.
 #[derive(Clone, Copy)]
@@ -68,7 +69,7 @@ pub const INJECTABLE_DOC: MacroDoc = MacroDoc {
 };
 pub const AGENT_DOC: MacroDoc = MacroDoc {
     attr: "agent",
-    tables: &[NAMED, AGENT, CASCADE, GUARDRAILS],
+    tables: &[NAMED, AGENT, CASCADE, GUARDRAILS, USAGE_LIMITS],
 };
 pub const ROUTER_DOC: MacroDoc = MacroDoc {
     attr: "router",
@@ -76,11 +77,11 @@ pub const ROUTER_DOC: MacroDoc = MacroDoc {
 };
 pub const WORKFLOW_DOC: MacroDoc = MacroDoc {
     attr: "workflow",
-    tables: &[NAMED, WORKFLOW, CASCADE, GUARDRAILS],
+    tables: &[NAMED, WORKFLOW, CASCADE, GUARDRAILS, USAGE_LIMITS],
 };
 pub const APPLICATION_DOC: MacroDoc = MacroDoc {
     attr: "application",
-    tables: &[NAMED, APPLICATION, CASCADE, GUARDRAILS],
+    tables: &[NAMED, APPLICATION, CASCADE, GUARDRAILS, USAGE_LIMITS],
 };
 
 /// Every macro's tables (for the tests).

@@ -4,7 +4,9 @@
 //! [`Guardrails`] (what a scope attaches at its text boundary).
 use darling::FromMeta;
 
-use super::value::{Flag, Int, PathList, Str, StrList, TypePath};
+use darling::util::SpannedValue;
+
+use super::value::{Flag, Int, PathCounts, PathList, Str, StrList, TypePath};
 
 /// `name`, `description`: every named component, with the keys `T` of its kind (darling
 /// flattens one group per struct, so the groups nest: `Named<AgentKeys>` holds
@@ -43,6 +45,21 @@ pub struct Guardrails<T> {
     pub exclude_output_guardrails: Option<PathList>,
     pub mask_answer: Flag,
 }
+
+/// `usage_limits(..)` of a scope (agents, workflows, the application): what a run on a path
+/// under it may spend.
+#[derive(FromMeta, Default)]
+pub struct UsageLimitKeys {
+    pub model_requests: Option<Int>,
+    pub input_tokens: Option<Int>,
+    pub output_tokens: Option<Int>,
+    pub tool_calls: Option<Int>,
+    pub tool_calls_per_tool: Option<PathCounts>,
+    pub cost_micros: Option<Int>,
+}
+
+/// `usage_limits(..)`, with the span of what the user wrote.
+pub type UsageLimitsKey = Option<SpannedValue<UsageLimitKeys>>;
 
 /// `#[tool(..)]`.
 #[derive(FromMeta)]
@@ -139,6 +156,7 @@ pub struct AgentKeys {
     pub handoffs: Option<PathList>,
     pub agent_tools: Option<PathList>,
     pub ask_approval: Option<TypePath>,
+    pub usage_limits: UsageLimitsKey,
     #[darling(flatten)]
     pub scope: Guardrails<Cascade>,
 }
@@ -159,6 +177,7 @@ pub struct WorkflowKeys {
     pub agents: Option<PathList>,
     pub routers: Option<PathList>,
     pub tools: Option<PathList>,
+    pub usage_limits: UsageLimitsKey,
     #[darling(flatten)]
     pub scope: Guardrails<Cascade>,
 }
@@ -171,6 +190,7 @@ pub struct ApplicationKeys {
     pub routers: Option<PathList>,
     pub tools: Option<PathList>,
     pub mcp_servers: Option<StrList>,
+    pub usage_limits: UsageLimitsKey,
     #[darling(flatten)]
     pub scope: Guardrails<Cascade>,
 }

@@ -133,6 +133,36 @@ impl FromMeta for StrList {
     not_a_word_or_list!();
 }
 
+/// `key(TypeA = 1, TypeB = 2)`: a whole number per type, with the span of the list.
+#[derive(Clone)]
+pub struct PathCounts {
+    pub entries: Vec<(syn::Path, syn::LitInt)>,
+}
+
+impl FromMeta for PathCounts {
+    fn from_list(items: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
+        let mut entries = Vec::new();
+        for item in items {
+            let darling::ast::NestedMeta::Meta(syn::Meta::NameValue(nv)) = item else {
+                return Err(darling::Error::custom(VALUE_ERROR).with_span(item));
+            };
+            match strip_groups(&nv.value) {
+                Expr::Lit(syn::ExprLit {
+                    lit: Lit::Int(n), ..
+                }) => entries.push((nv.path.clone(), n.clone())),
+                other => return Err(wrong_shape(other)),
+            }
+        }
+        Ok(PathCounts { entries })
+    }
+    fn from_word() -> darling::Result<Self> {
+        Err(darling::Error::custom(VALUE_ERROR))
+    }
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        Err(wrong_shape(expr))
+    }
+}
+
 /// The paths of an optional list (empty when the key is absent).
 pub fn paths(list: &Option<PathList>) -> &[syn::Path] {
     list.as_ref().map_or(&[], |l| &l.paths)

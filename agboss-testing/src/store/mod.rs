@@ -5,8 +5,8 @@
 //! failed; each check is also a public function of its own. A backend of one trait runs that
 //! trait's group: [`run_checks`] need a [`RunStore`] only ([`run_conformance`]),
 //! [`thread_checks`] a [`ThreadStore`] and the [`RunStore`] that writes its messages,
-//! [`ticket_checks`] a [`TicketStore`] and the [`RunStore`] whose leases fence it, and
-//! [`store_checks`] all three ([`run_checks_on`] runs any group). The [`integrity_checks`]
+//! [`ticket_checks`] a [`TicketStore`] and the [`RunStore`] whose leases fence it,
+//! [`usage_checks`] a [`UsageStore`], and [`store_checks`] all four ([`run_checks_on`] runs any group). The [`integrity_checks`]
 //! (damaged rows) need a store whose rows a test can damage ([`DamageRows`]), and run with
 //! [`integrity_conformance`].
 //!
@@ -23,7 +23,7 @@ use std::time::Duration;
 use agboss_core::model::Message;
 use agboss_core::store::{
     Lease, NewRun, NewThread, RunRecord, RunStore, StepEntry, Store, StoreError, ThreadMessage,
-    ThreadStore, TicketStore,
+    ThreadStore, TicketStore, UsageStore,
 };
 use futures::future::BoxFuture;
 
@@ -35,6 +35,7 @@ mod threads;
 mod ticket_lists;
 mod ticket_races;
 mod tickets;
+mod usage;
 
 pub use expiry::{an_expired_ticket, resumable_runs_skip_runs_waiting_for_a_ticket};
 pub use integrity::{DamageRows, a_corrupt_history_row, a_thread_after_a_refused_run};
@@ -62,6 +63,11 @@ pub use tickets::{
     duplicate_ticket_refused, expired_ticket_cannot_be_decided, foreign_ticket_not_found,
     run_tickets_oldest_first_per_tenant_and_run, stale_lease_creates_or_advances_nothing,
     ticket_decided_once, tickets_round_trip_with_the_leases_tenant_and_run,
+};
+pub use usage::{
+    concurrent_reservations_never_pass_the_bound, prune_deletes_old_windows_only,
+    usage_is_per_tenant_counter_and_window, usage_released_and_added,
+    usage_reserved_within_the_bound,
 };
 
 /// A check: run on a store of its own, panics on a failure.
@@ -134,7 +140,18 @@ checks!(
 );
 
 checks!(
-    /// The checks across the three traits: tickets and the threads of their runs.
+    /// The checks of [`UsageStore`]: each tenant's usage windows.
+    usage_checks for UsageStore: [
+        usage_reserved_within_the_bound,
+        concurrent_reservations_never_pass_the_bound,
+        usage_is_per_tenant_counter_and_window,
+        usage_released_and_added,
+        prune_deletes_old_windows_only,
+    ]
+);
+
+checks!(
+    /// The checks across the traits: tickets and the threads of their runs.
     store_checks for Store: [
         tickets_round_trip_with_the_leases_tenant_and_run,
         delete_thread_removes_tickets,
@@ -156,6 +173,7 @@ pub fn checks<S: Store>() -> Vec<(&'static str, Check<S>)> {
     let mut all = thread_checks();
     all.extend(run_checks());
     all.extend(ticket_checks());
+    all.extend(usage_checks());
     all.extend(store_checks());
     all
 }

@@ -16,6 +16,7 @@ use crate::model::Message;
 
 mod secrets;
 mod tickets;
+mod usage;
 
 /// Threads, runs and journals in memory, with the same semantics as the SQL backends (leases,
 /// fencing, tenant scoping). Lost when the process ends.
@@ -44,6 +45,7 @@ struct State {
     runs: HashMap<(String, String), Run>,
     tickets: HashMap<(String, String), (u64, Ticket)>,
     secrets: HashMap<(String, String), String>,
+    usage: HashMap<super::usage::UsageKey, u64>,
 }
 
 #[derive(Debug)]

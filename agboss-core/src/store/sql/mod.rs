@@ -6,7 +6,7 @@
 //! Files, bottom to top: `db` (what a driver provides, the small conversions), `queries` (the
 //! shared statements), `dialect` (what differs, and the statements built from it), `rows` (rows
 //! into records), `store` (the type and its read and write primitives), then one file per
-//! trait: `threads`, `runs` (with `begin`) and `tickets`.
+//! trait: `threads`, `runs` (with `begin`), `tickets`, `secrets` and `usage`.
 mod begin;
 pub(crate) mod db;
 pub(crate) mod dialect;
@@ -17,5 +17,6 @@ mod secrets;
 mod store;
 mod threads;
 mod tickets;
+mod usage;
 
 pub use store::SqlStore;

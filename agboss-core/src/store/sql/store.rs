@@ -68,6 +68,17 @@ impl<D: Dialect> Write<'_, D> {
             .map_err(backend(op))
     }
 
+    /// The rows `q` returns.
+    pub(super) async fn all(
+        &mut self,
+        op: &'static str,
+        q: Q<D>,
+    ) -> Result<Vec<D::Row>, StoreError> {
+        q.fetch_all(D::exec(&mut *self.tx))
+            .await
+            .map_err(backend(op))
+    }
+
     /// Runs `q`.
     pub(super) async fn execute(&mut self, op: &'static str, q: Q<D>) -> Result<(), StoreError> {
         q.execute(D::exec(&mut *self.tx))
