@@ -82,6 +82,7 @@ use crate::model::SharedChatModel;
 use crate::pipeline::ErasedChannel;
 use crate::store::SharedStore;
 
+pub(crate) mod account;
 mod agent_loop;
 pub(crate) mod approval;
 pub mod context;

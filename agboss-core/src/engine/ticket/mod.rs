@@ -39,9 +39,11 @@
 //! stays `Expired`.
 mod decision;
 mod lifecycle;
+mod one_call;
 mod rejection;
 
 pub use decision::Decision;
 pub(crate) use decision::{decide, tell_channel};
 pub(crate) use lifecycle::{ApprovalRequest, Claim, Policy, Tickets};
+pub(crate) use one_call::{finish_one_call, open_one_call};
 pub(crate) use rejection::{OnRejection, Refusal};

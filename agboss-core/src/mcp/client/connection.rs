@@ -243,6 +243,7 @@ impl McpServer {
         let tenant = crate::di::call_tenant().ok_or(McpError::NoCredential {
             server: self.name(),
             tenant: None,
+            ticket: None,
         })?;
         let credential = credential_of(pool, &self.inner.config, &tenant).await?;
         let slot = pool.slot(tenant.tenant_id(), credential.digest());
@@ -297,6 +298,7 @@ async fn credential_of(
         Ok(Ok(None)) => Err(McpError::NoCredential {
             server,
             tenant: Some(tenant.tenant_id().to_owned()),
+            ticket: None,
         }),
         Ok(Err(source)) => Err(McpError::Credentials {
             server,

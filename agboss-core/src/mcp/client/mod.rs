@@ -19,7 +19,10 @@
 //! time limit, and the next call connects again.
 //!
 //! With [`McpServerConfig::credentials`] (HTTP), each call carries its tenant's own credential
-//! from a [`CredentialStore`], on a session pooled per tenant and credential.
+//! from a [`CredentialStore`], on a session pooled per tenant and credential; with
+//! [`McpServerConfig::account_channel`] too, a call whose tenant has none asks a human to
+//! connect the account (a ticket on that channel).
+mod accounts;
 mod config;
 mod connection;
 mod credentials;
@@ -32,6 +35,7 @@ mod remote;
 mod store_credentials;
 mod tool_meta;
 
+pub(crate) use accounts::{AccountDesk, AccountRequests};
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RECONNECT_ATTEMPTS,
     DEFAULT_RECONNECT_WINDOW, McpServerConfig, McpTransport,
