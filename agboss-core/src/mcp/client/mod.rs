@@ -28,6 +28,8 @@ mod connection;
 mod credentials;
 mod dto;
 mod error;
+#[cfg(feature = "mcp-oauth")]
+mod oauth;
 mod pool;
 mod reconnect;
 mod registry;
@@ -47,6 +49,8 @@ pub use credentials::{
 };
 pub use dto::{McpArguments, McpResult};
 pub use error::{McpError, StderrTail};
+#[cfg(feature = "mcp-oauth")]
+pub use oauth::{OAuthClient, OAuthGrant, OAuthRefreshError, OAuthTokens};
 pub use registry::server_tool_name;
 #[doc(hidden)]
 pub use remote::McpRemote;
