@@ -198,12 +198,15 @@ impl<S> fmt::Debug for OAuthTokens<S> {
     }
 }
 
+/// A lock per (server, tenant), held across a refresh.
+type RefreshLocks = HashMap<(String, String), Arc<tokio::sync::Mutex<()>>>;
+
 struct Shared<S> {
     store: S,
     client: OAuthClient,
     http: OnceLock<Arc<dyn OAuthHttpClient>>,
     /// One refresh per (server, tenant) at a time.
-    refreshing: StdMutex<HashMap<(String, String), Arc<tokio::sync::Mutex<()>>>>,
+    refreshing: StdMutex<RefreshLocks>,
 }
 
 /// The name a server's tokens are kept under, in its tenant's secrets.
