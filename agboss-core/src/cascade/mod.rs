@@ -202,6 +202,7 @@ impl RemoteServers {
     }
 
     /// Every server.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn iter(&self) -> impl Iterator<Item = &dyn RemoteServer> {
         self.0.iter().map(|s| &**s)
     }

@@ -26,6 +26,7 @@ use crate::store::{
 /// when it has none: `(ticket, true)` when it was made now (its channel is not told yet).
 /// Callers serialize their requests (one per app at a time), so repeated calls of one
 /// instance raise one; two instances racing may each raise one.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) async fn request(
     rt: &Runtime,
     server: &str,
