@@ -6,14 +6,16 @@
 //! token. A call after expiry refreshes once (also for concurrent calls) and succeeds with the
 //! new token, stored back as that tenant's own; another tenant refreshes with its own refresh
 //! token only; a refused refresh, or a token endpoint that is down, fails the call closed with
-//! a typed error while the other tenant goes on.
+//! a typed error while the other tenant goes on. A token the server refuses (401) before its
+//! expiry is refreshed once and the call made with the new one.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agboss_core::App;
 use agboss_core::mcp::client::{
-    McpError, McpServer, McpServerConfig, OAuthClient, OAuthGrant, OAuthRefreshError, OAuthTokens,
+    InMemoryCredentials, McpCredential, McpError, McpServer, McpServerConfig, OAuthClient,
+    OAuthGrant, OAuthRefreshError, OAuthTokens,
 };
 use agboss_core::mcp::server::oauth::OAuthResourceServer;
 use agboss_core::store::{MemoryStore, SecretStore};
@@ -229,6 +231,69 @@ async fn expired_tokens_are_refreshed_once_per_tenant_and_a_failed_refresh_fails
     let err = seen(&app, "globex", "4").await.unwrap_err();
     assert!(
         matches!(refresh_error(&err), OAuthRefreshError::Failed { tenant, .. } if tenant == "globex"),
+        "{err:?}"
+    );
+    endpoint.state.lock().unwrap().down = false;
+
+    // A token the server refuses before its expiry (signed by a key it does not trust): the
+    // session is refused (401) before anything is sent, the token refreshed once, the call
+    // made with the new one.
+    let untrusted = Key::generate("k-old");
+    for tenant in ["initech", "umbrella"] {
+        let grant = OAuthGrant::new(access_token(&untrusted, &issuer.url, &resource, tenant))
+            .refresh_token(format!("rt-{tenant}-1"))
+            .expires_in(Duration::from_secs(600));
+        tokens.set("echo", tenant, &grant).await.unwrap();
+    }
+    let initech = ("rt-initech-1".to_owned(), "initech".to_owned());
+    endpoint
+        .state
+        .lock()
+        .unwrap()
+        .valid
+        .insert(initech.0, initech.1);
+    let before = asked().len();
+    assert_eq!(seen(&app, "initech", "5").await.unwrap().seen, "initech");
+    assert_eq!(asked().len(), before + 1);
+    assert_eq!(asked()[before].0, "rt-initech-1");
+    assert_eq!(seen(&app, "initech", "6").await.unwrap().seen, "initech");
+    assert_eq!(asked().len(), before + 1, "refreshed once");
+    // Refused, and its refresh token refused too: typed, unsent.
+    let err = seen(&app, "umbrella", "7").await.unwrap_err();
+    assert!(
+        matches!(refresh_error(&err), OAuthRefreshError::Rejected { tenant, .. } if tenant == "umbrella"),
+        "{err:?}"
+    );
+    // A store that cannot renew a refused credential: `McpError::Unauthorized`.
+    let fixed = InMemoryCredentials::new();
+    fixed.set(
+        "echo",
+        "acme",
+        McpCredential::bearer(access_token(&key, &issuer.url, &resource, "acme")),
+    );
+    let echo = McpServer::connect(
+        McpServerConfig::http("echo", server.url())
+            .credentials(fixed.clone())
+            .list_tools_as("acme"),
+    )
+    .await
+    .expect("connects");
+    let plain = App::builder()
+        .mcp_server(echo)
+        .tool::<RemoteWhoamiTool>()
+        .build()
+        .unwrap();
+    fixed.set(
+        "echo",
+        "globex",
+        McpCredential::bearer(access_token(&untrusted, &issuer.url, &resource, "globex")),
+    );
+    let err = seen(&plain, "globex", "8").await.unwrap_err();
+    assert!(
+        matches!(
+            mcp_error(&err),
+            McpError::Unauthorized { server: "echo", .. }
+        ),
         "{err:?}"
     );
     server.shutdown().await.expect("shuts down");

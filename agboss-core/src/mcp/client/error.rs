@@ -121,6 +121,16 @@ pub enum McpError {
         /// The pending ticket asking a human to connect the account, if one was raised.
         ticket: Option<String>,
     },
+    /// The server refused the credential a session was opened with (HTTP 401), and the
+    /// credential store could not renew it
+    /// ([`CredentialStore::refused`](super::CredentialStore::refused)): the call was not sent.
+    #[error("MCP server `{server}` refused the credential: {message}")]
+    Unauthorized {
+        /// The server.
+        server: &'static str,
+        /// What the server answered.
+        message: String,
+    },
     /// The credential store failed: the call was not sent.
     #[error("the credential store failed for tenant `{tenant}` of MCP server `{server}`")]
     Credentials {

@@ -268,6 +268,17 @@ impl<S: SecretStore + Clone> OAuthTokens<S> {
             .await
     }
 
+    /// The lock held across a refresh of `tenant`'s tokens for `server`.
+    fn refresh_lock(&self, server: &str, tenant: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut refreshing = self
+            .inner
+            .refreshing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = (server.to_owned(), tenant.to_owned());
+        Arc::clone(refreshing.entry(key).or_default())
+    }
+
     /// The tokens' rmcp manager for `tenant` on `server`, over the tenant's own secret.
     async fn manager(&self, server: &str, tenant: &str) -> Result<AuthorizationManager, AuthError> {
         let shared = &self.inner;
@@ -347,42 +358,73 @@ impl<S: SecretStore + Clone> CredentialStore for OAuthTokens<S> {
             Some((_, true)) => {}
         }
         // One refresh per (server, tenant): a call that waited reads what the first stored.
-        let lock = {
-            let mut refreshing = self
-                .inner
-                .refreshing
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let key = (server.to_owned(), tenant.to_owned());
-            Arc::clone(refreshing.entry(key).or_default())
-        };
+        let lock = self.refresh_lock(server, tenant);
         let _one = lock.lock().await;
         match read_tokens(server, store.secret(tenant, &name).await?)? {
             None => return Ok(None),
             Some((access, false)) => return Ok(Some(McpCredential::bearer(access))),
             Some((_, true)) => {}
         }
-        let failed = |source: AuthError| -> CredentialError {
-            let (server, tenant) = (server.to_owned(), tenant.to_owned());
-            Box::new(match source {
-                AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_) => {
-                    OAuthRefreshError::Rejected {
-                        server,
-                        tenant,
-                        source,
-                    }
-                }
-                source => OAuthRefreshError::Failed {
+        let manager = self
+            .manager(server, tenant)
+            .await
+            .map_err(failed(server, tenant))?;
+        // rmcp's manager checks the expiry again, refreshes and saves the new tokens.
+        let token = manager
+            .get_access_token()
+            .await
+            .map_err(failed(server, tenant))?;
+        Ok(Some(McpCredential::bearer(token)))
+    }
+
+    /// The server refused the access token before its expiry: refreshed now (unless another
+    /// call of the tenant did meanwhile); a refresh that fails is the call's error.
+    async fn refused(
+        &self,
+        server: &str,
+        tenant: &TenantContext,
+        credential: &McpCredential,
+    ) -> Result<bool, CredentialError> {
+        let tenant = tenant.tenant_id();
+        let name = secret_name(server);
+        let store = &self.inner.store;
+        let lock = self.refresh_lock(server, tenant);
+        let _one = lock.lock().await;
+        match read_tokens(server, store.secret(tenant, &name).await?)? {
+            None => return Ok(false),
+            Some((access, _)) if McpCredential::bearer(&access) != *credential => return Ok(true),
+            Some(_) => {}
+        }
+        let manager = self
+            .manager(server, tenant)
+            .await
+            .map_err(failed(server, tenant))?;
+        manager
+            .refresh_token()
+            .await
+            .map_err(failed(server, tenant))?;
+        Ok(true)
+    }
+}
+
+/// A refresh's failure as the call's error: refused (connect again) or not completed.
+fn failed<'a>(server: &'a str, tenant: &'a str) -> impl Fn(AuthError) -> CredentialError + 'a {
+    move |source| {
+        let (server, tenant) = (server.to_owned(), tenant.to_owned());
+        Box::new(match source {
+            AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_) => {
+                OAuthRefreshError::Rejected {
                     server,
                     tenant,
                     source,
-                },
-            })
-        };
-        let manager = self.manager(server, tenant).await.map_err(failed)?;
-        // rmcp's manager checks the expiry again, refreshes and saves the new tokens.
-        let token = manager.get_access_token().await.map_err(failed)?;
-        Ok(Some(McpCredential::bearer(token)))
+                }
+            }
+            source => OAuthRefreshError::Failed {
+                server,
+                tenant,
+                source,
+            },
+        })
     }
 }
 
