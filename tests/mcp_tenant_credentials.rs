@@ -1,7 +1,6 @@
 //! Per-tenant credentials of a remote MCP server (`McpServerConfig::credentials`): the remote
-//! is a small streamable-HTTP MCP server started here (this crate's own `serve_mcp`, on rmcp's
-//! server side) whose authenticator takes any bearer token and whose `whoami-tool` answers the
-//! token it saw. A call of tenant A never uses tenant B's token (also concurrently, also with a
+//! is a small streamable-HTTP MCP server started here (`mcp/echo.rs`) whose authenticator
+//! takes any bearer token and whose `whoami-tool` answers the token it saw. A call of tenant A never uses tenant B's token (also concurrently, also with a
 //! pool of one session), a refreshed token is used from the next call on, and a tenant without
 //! a credential (or a call without a tenant) fails with `McpError::NoCredential` unsent. The
 //! credentials kept in the app's store (`StoreCredentials`, on memory, SQLite and PostgreSQL)
@@ -9,83 +8,18 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agboss_core::dto::Dto;
-use agboss_core::error::ToolCallErrorKind;
+use agboss_core::App;
 use agboss_core::mcp::client::{
     CredentialStore, InMemoryCredentials, McpCredential, McpError, McpServer, McpServerConfig,
     StoreCredentials,
 };
-use agboss_core::mcp::server::{McpAuthError, McpAuthenticator, McpHttpServer, McpRequestMeta};
 use agboss_core::store::types::random_id;
 use agboss_core::store::{MemoryStore, PostgresStore, SecretStore, SqliteStore};
-use agboss_core::{App, TenantContext, ToolCallError, ToolError, ToolHandler, mcp_tool, tool};
 
-#[derive(Dto, Debug, Clone, PartialEq)]
-pub struct NoteDto {
-    #[text(prompt = "A note")]
-    pub note: String,
-}
+#[path = "mcp/echo.rs"]
+mod echo;
 
-#[derive(Dto, Debug, Clone, PartialEq)]
-pub struct SeenDto {
-    #[text(prompt = "The bearer token the server saw")]
-    pub seen: String,
-    #[text(prompt = "The note")]
-    pub note: String,
-}
-
-/// On the remote: answers the tenant its authenticator gave the call, i.e. the token.
-#[tool(name = "whoami-tool", description = "Says which token it saw", input = NoteDto,
-       output = SeenDto, deps = [TenantContext])]
-pub struct WhoamiTool {
-    tenant: TenantContext,
-}
-
-impl ToolHandler<NoteDto, SeenDto> for WhoamiTool {
-    async fn run(&self, input: NoteDto) -> Result<SeenDto, ToolError> {
-        Ok(SeenDto {
-            seen: self.tenant.tenant_id().to_owned(),
-            note: input.note,
-        })
-    }
-}
-
-/// Any bearer token is accepted, as the tenant named by the token itself; counts requests.
-struct EchoTokens(Arc<AtomicUsize>);
-
-impl McpAuthenticator for EchoTokens {
-    async fn authenticate(
-        &self,
-        request: &McpRequestMeta<'_>,
-    ) -> Result<Option<TenantContext>, McpAuthError> {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        let token = request
-            .bearer_token()
-            .ok_or(McpAuthError::MissingCredentials)?;
-        Ok(Some(TenantContext::new(token)))
-    }
-}
-
-async fn echo_server() -> (McpHttpServer, Arc<AtomicUsize>) {
-    let requests = Arc::new(AtomicUsize::new(0));
-    let app = App::builder()
-        .tool::<WhoamiTool>()
-        .build()
-        .expect("remote app");
-    let server = app
-        .serve_mcp()
-        .direct_chains()
-        .authenticator(EchoTokens(Arc::clone(&requests)))
-        .http("127.0.0.1:0")
-        .await
-        .expect("serves");
-    (server, requests)
-}
-
-/// On the client: the remote tool.
-#[mcp_tool(name = "remote-whoami-tool", description = "Asks the remote which token it saw",
-           server = "echo", remote = "whoami-tool", input = NoteDto, output = SeenDto)]
-pub struct RemoteWhoamiTool;
+use echo::*;
 
 async fn client_app(url: &str, store: &(impl CredentialStore + Clone), max: usize) -> App {
     client_app_as(url, store, max, "acme").await
@@ -112,23 +46,6 @@ async fn client_app_as(
         .mcp_server_tools("echo")
         .build()
         .expect("client app")
-}
-
-async fn seen(app: &App, tenant: &str, note: &str) -> Result<SeenDto, ToolCallError> {
-    app.tool::<RemoteWhoamiTool>()
-        .tenant(tenant)
-        .invoke(NoteDto { note: note.into() })
-        .await
-}
-
-fn mcp_error(error: &ToolCallError) -> &McpError {
-    let ToolCallErrorKind::ToolFailed { error, .. } = error.kind() else {
-        panic!("{error:?}")
-    };
-    error
-        .source_error()
-        .downcast_ref::<McpError>()
-        .unwrap_or_else(|| panic!("{error:?}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -202,7 +119,7 @@ async fn a_missing_credential_is_a_typed_error_and_nothing_is_sent() {
 
     let err = seen(&app, "initech", "x").await.unwrap_err();
     assert!(
-        matches!(mcp_error(&err), McpError::NoCredential { server: "echo", tenant: Some(t) } if t == "initech"),
+        matches!(mcp_error(&err), McpError::NoCredential { server: "echo", tenant: Some(t), ticket: None } if t == "initech"),
         "{err:?}"
     );
     // No tenant at all: refused the same way, not sent with anyone's token.

@@ -4,12 +4,12 @@ use std::time::Duration;
 
 use agboss_core::model::Message;
 use agboss_core::store::{
-    JournalStep, Lease, MemoryStore, NewRun, NewThread, RunEnd, RunRecord, RunStore, StepEntry,
-    StoreError, ThreadInfo, ThreadList, ThreadMessage, ThreadStore,
+    JournalStep, Lease, MemoryStore, NewRun, NewThread, RunEnd, RunRecord, RunStore, SecretStore,
+    StepEntry, StoreError, ThreadInfo, ThreadList, ThreadMessage, ThreadStore,
 };
 use agboss_testing::store::{
-    checks, run_checks, run_checks_on, run_conformance, store_checks, thread_checks, ticket_checks,
-    usage_checks,
+    checks, run_checks, run_checks_on, run_conformance, secret_checks, secret_conformance,
+    store_checks, thread_checks, ticket_checks, usage_checks,
 };
 use futures::FutureExt;
 
@@ -219,4 +219,39 @@ fn every_check_has_a_distinct_name() {
     unique.dedup();
     assert_eq!(unique.len(), names.len());
     assert!(names.len() >= 18);
+}
+
+/// A secret store that forgets the tenant: every tenant reads the last value set by any.
+struct SharedSecrets(MemoryStore);
+
+impl SecretStore for SharedSecrets {
+    async fn secret(&self, _tenant: &str, name: &str) -> Result<Option<String>, StoreError> {
+        self.0.secret("", name).await
+    }
+    async fn put_secret(&self, _tenant: &str, name: &str, value: &str) -> Result<(), StoreError> {
+        self.0.put_secret("", name, value).await
+    }
+    async fn delete_secret(&self, _tenant: &str, name: &str) -> Result<(), StoreError> {
+        self.0.delete_secret("", name).await
+    }
+}
+
+#[tokio::test]
+async fn a_secret_store_that_mixes_tenants_fails_the_secret_checks() {
+    let outcome = AssertUnwindSafe(secret_conformance(|| async {
+        SharedSecrets(MemoryStore::new())
+    }))
+    .catch_unwind()
+    .await;
+    let payload = outcome.expect_err("a store that mixes tenants fails the suite");
+    let message = payload.downcast::<String>().expect("a message");
+    assert!(
+        message.contains("  secrets_are_scoped_by_tenant: "),
+        "{message}"
+    );
+    assert!(
+        !message.contains("secrets_keep_values_as_given"),
+        "{message}"
+    );
+    assert_eq!(secret_checks::<MemoryStore>().len(), 4);
 }

@@ -362,16 +362,29 @@ impl AppBuilder {
 
     /// Checks names, builds services, resolves every chain of every path.
     pub fn build(mut self) -> Result<App, BuildError> {
+        #[cfg(feature = "mcp")]
+        let mut accounts = None;
         if !self.remote.is_empty() {
             let servers = Arc::new(RemoteServers::new(std::mem::take(&mut self.remote))?);
+            #[cfg(feature = "mcp")]
+            {
+                let has_store = self.store.is_some();
+                accounts = Some(super::accounts::prepare(&mut self.bp, &servers, has_store)?);
+            }
             self.bp.services.insert(Arc::clone(&servers));
             self.bp.remote = Some(servers);
         }
         self.bp.usage_limits = self.usage_limits.clone();
         let resolved = self.bp.resolve()?;
-        // The approval channels of the app's gated tools, built once.
+        #[cfg(feature = "mcp")]
+        let account_channels = accounts.iter().flat_map(|a| a.channels.iter().copied());
+        #[cfg(not(feature = "mcp"))]
+        let account_channels = std::iter::empty();
+        // The approval channels of the app's gated tools (and of its account requests),
+        // built once.
         let mut channels = HashMap::new();
-        for meta in resolved.tools.iter().filter_map(|t| t.meta().approval) {
+        let approvals = resolved.tools.iter().filter_map(|t| t.meta().approval);
+        for meta in approvals.chain(account_channels) {
             if channels.contains_key(meta.name) {
                 continue;
             }
@@ -402,24 +415,27 @@ impl AppBuilder {
         let agent_callbacks = (0..resolved.agents.len())
             .map(|_| std::sync::OnceLock::new())
             .collect();
-        Ok(App {
-            inner: Arc::new(Runtime {
-                resolved,
-                model: self.model,
-                agent_models: self.agent_models,
-                listeners: self.listeners,
-                channels,
-                output_streaming: self.output_streaming,
-                usage_limits: self.usage_limits,
-                prices,
-                tenant_gate,
-                agent_callbacks,
-                store: self.store.map(|store| Durability {
-                    store,
-                    worker: self.worker.unwrap_or_else(|| random_id("worker")),
-                    lease_ttl: self.lease_ttl,
-                }),
+        let inner = Arc::new(Runtime {
+            resolved,
+            model: self.model,
+            agent_models: self.agent_models,
+            listeners: self.listeners,
+            channels,
+            output_streaming: self.output_streaming,
+            usage_limits: self.usage_limits,
+            prices,
+            tenant_gate,
+            agent_callbacks,
+            store: self.store.map(|store| Durability {
+                store,
+                worker: self.worker.unwrap_or_else(|| random_id("worker")),
+                lease_ttl: self.lease_ttl,
             }),
-        })
+        });
+        #[cfg(feature = "mcp")]
+        if let Some(accounts) = &accounts {
+            accounts.install(&inner);
+        }
+        Ok(App { inner })
     }
 }

@@ -4,6 +4,8 @@
 //!
 //! Uses every layer below: [`crate::engine`], [`crate::callback`], [`crate::cascade`],
 //! [`crate::pipeline`], [`crate::contract`].
+#[cfg(feature = "mcp")]
+mod accounts;
 mod builder;
 mod handle;
 mod resume;

@@ -137,8 +137,18 @@ impl<'a> Tickets<'a> {
 
     /// The ticket's input as the model saw it: masked by the PII policies of the path the call
     /// was made on (the one whose policy digest the ticket recorded). When no path of this app
-    /// has that digest any more, [`INPUT_HIDDEN`]: nothing unmasked is shown.
+    /// has that digest any more, [`INPUT_HIDDEN`]: nothing unmasked is shown. A request to
+    /// connect an account ([`Ticket::is_account_request`]) shows its input as it is: the
+    /// server and the tenant, never a secret.
     pub fn masked_input(&self, ticket: &Ticket) -> String {
+        if ticket.is_account_request() {
+            return match serde_json::from_str::<Value>(&ticket.input) {
+                Ok(value) => {
+                    serde_json::to_string_pretty(&value).unwrap_or_else(|_| INPUT_HIDDEN.into())
+                }
+                Err(_) => INPUT_HIDDEN.to_string(),
+            };
+        }
         let Some(bound) = self
             .app
             .inner

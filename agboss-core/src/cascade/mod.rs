@@ -177,6 +177,11 @@ pub trait RemoteServer: Send + Sync + 'static {
     fn server_tools(&self) -> Result<Vec<MetaRef<ToolMeta>>, BuildError>;
     /// The server as `Any` (its tools find their connection through it).
     fn as_any(&self) -> &dyn std::any::Any;
+    /// The `#[channel]` a call without its tenant's credential asks to connect the account
+    /// on, and whether the server takes per-tenant credentials (checked at build).
+    fn account_channel(&self) -> Option<(&'static str, bool)> {
+        None
+    }
 }
 
 /// The remote servers of an app, kept in its services.
@@ -194,6 +199,12 @@ impl RemoteServers {
             }
         }
         Ok(Self(servers))
+    }
+
+    /// Every server.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &dyn RemoteServer> {
+        self.0.iter().map(|s| &**s)
     }
 
     /// The server named `name`.

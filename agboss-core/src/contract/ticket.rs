@@ -104,6 +104,13 @@ impl TicketDecision {
     }
 }
 
+/// The `step_key` of a ticket that asks a human to connect a tenant's account on a remote MCP
+/// server (raised by a call that found no credential, with
+/// `McpServerConfig::account_channel`): its `tool` is the server's name, its `input` the JSON
+/// `{"server": .., "tenant": ..}` (never a secret), and no call waits on it. A channel tells
+/// it from a gated call's ticket with [`Ticket::is_account_request`].
+pub const CONNECT_ACCOUNT_STEP: &str = "connect-account";
+
 /// A gated call waiting for (or past) a human decision. It binds the exact call: its run,
 /// journal step and call id, its tool, the canonical JSON of its validated input and that
 /// text's SHA-256, and the digest of the call's resolved chain (the policy it was checked
@@ -181,6 +188,20 @@ impl Ticket {
             created_at_ms: now_ms(),
             expires_at_ms: i64::MAX,
         }
+    }
+
+    /// Whether the ticket asks a human to connect the tenant's account on a remote MCP
+    /// server (its `step_key` is [`CONNECT_ACCOUNT_STEP`]) rather than to approve a call.
+    ///
+    /// ```
+    /// use agboss_core::store::{CONNECT_ACCOUNT_STEP, Ticket};
+    /// let mut ticket = Ticket::pending("tk1", "crm", r#"{"server":"crm","tenant":"acme"}"#);
+    /// assert!(!ticket.is_account_request());
+    /// ticket.step_key = CONNECT_ACCOUNT_STEP.to_string();
+    /// assert!(ticket.is_account_request());
+    /// ```
+    pub fn is_account_request(&self) -> bool {
+        self.step_key == CONNECT_ACCOUNT_STEP
     }
 
     /// The ticket's state as of `now_ms`, what a reader (an inbox, a console) shows: a pending

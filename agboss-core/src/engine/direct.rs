@@ -4,15 +4,15 @@
 //! the same chain, and returns its output ([`ToolHandle::resume`](crate::ToolHandle::resume)).
 
 use super::Runtime;
+use super::account;
 use super::run_error::RunError;
 use super::ticket::{
-    ApprovalRequest, Claim, Decision, Policy, Refusal, Tickets, decide, tell_channel,
+    ApprovalRequest, Claim, Decision, Policy, Refusal, Tickets, decide, open_one_call, tell_channel,
 };
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
 use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::engine::run_error::StepFailedError;
-use crate::store::types::random_id;
 use crate::store::{
     Lease, NewRun, RunEnd, RunStore as _, StepEntry, StoreError, Ticket, TicketState,
     TicketStore as _,
@@ -70,15 +70,9 @@ async fn make_ticket(
     call_id: &str,
     input: &str,
 ) -> Result<Ticket, RunError> {
-    let durability = rt.durability()?;
     let channel = bound.meta().approval.ok_or(StoreError::Unsupported {
         operation: "a ticket for a tool without approval channel",
     })?;
-    let run = NewRun::new(tenant, random_id("direct"), &*bound.meta().name, input);
-    let (record, lease) = durability
-        .store
-        .begin_run(run, &durability.worker, durability.lease_ttl)
-        .await?;
     let request = ApprovalRequest {
         key: DIRECT_KEY,
         call_id,
@@ -87,24 +81,7 @@ async fn make_ticket(
         input,
         chain_digest: &bound.policy_digest(),
     };
-    let ticket = request.ticket(tenant, None, &record.run_id);
-    let store = &durability.store;
-    let written = async {
-        Tickets::new(store, &lease, tenant).open(&ticket).await?;
-        let entry = StepEntry::ApprovalRequested {
-            key: DIRECT_KEY.to_string(),
-            call_id: call_id.to_string(),
-            tool: ticket.tool.clone(),
-            ticket_id: ticket.id.clone(),
-        };
-        store.append(&lease, &entry, &[]).await?;
-        Ok::<_, StoreError>(())
-    }
-    .await;
-    let released = store.release(&lease).await;
-    written?;
-    released?;
-    Ok(ticket)
+    open_one_call(rt, tenant, "direct", &request).await
 }
 
 /// What a decided direct ticket lets run.
@@ -225,41 +202,11 @@ pub(crate) async fn claim_decided(
 /// Journals a claimed direct call's result, with the label of how it was decided
 /// ([`CallDecision::label`](crate::CallDecision::label), or a refusal's), and completes its
 /// ticket and run.
-pub(crate) async fn finish_direct(
-    rt: &Runtime,
-    ticket: &Ticket,
-    lease: &Lease,
-    label: &str,
-    result: Result<String, String>,
-) -> Result<(), RunError> {
-    let store = &rt.durability()?.store;
-    let (content, is_error) = match &result {
-        Ok(text) => (text.clone(), false),
-        Err(text) => (text.clone(), true),
-    };
-    let entry = StepEntry::ToolFinished {
-        key: DIRECT_KEY.to_string(),
-        call_id: ticket.call_id.clone(),
-        tool: ticket.tool.clone(),
-        decision: label.to_string(),
-        content,
-        is_error,
-        truncated: false,
-    };
-    store.append(lease, &entry, &[]).await?;
-    Tickets::new(store, lease, &ticket.tenant)
-        .complete(&ticket.id)
-        .await?;
-    let end = match result {
-        Ok(output) => RunEnd::Completed { output },
-        Err(error) => RunEnd::Failed { error },
-    };
-    store.finish_run(lease, &end).await?;
-    Ok(())
-}
+pub(crate) use super::ticket::finish_one_call as finish_direct;
 
-/// What a takeover does with run `run_id` of `tenant` if it is a direct call's (`None` when it
-/// is not). A direct call's run waits on its ticket: once nobody decided it before its expiry,
+/// What a takeover does with run `run_id` of `tenant` if it is a direct call's or an account
+/// request's (`None` when it is neither); a decided account request is settled
+/// ([`account::settle`]). A direct call's run waits on its ticket: once nobody decided it before its expiry,
 /// the ticket moves to `Expired`, the call's outcome is a [`ToolBlockedError`] from its channel
 /// (journaled as the call's result, the run finished as failed) and returned; the call never
 /// runs. A direct run whose ticket is still pending or decided is left to its caller
@@ -272,12 +219,19 @@ pub(crate) async fn take_over_direct(
     let durability = rt.durability()?;
     let store = &durability.store;
     let tickets = store.run_tickets(tenant, run_id).await?;
-    let Some(ticket) = tickets.into_iter().find(|t| t.step_key == DIRECT_KEY) else {
+    let one_call = |t: &Ticket| t.step_key == DIRECT_KEY || t.is_account_request();
+    let Some(ticket) = tickets.into_iter().find(one_call) else {
         return Ok(None);
     };
     let now = crate::store::types::now_ms();
-    if ticket.state_at(now) != TicketState::Expired {
-        return Ok(Some(Ok(())));
+    match ticket.state_at(now) {
+        TicketState::Expired => {}
+        // Nobody else claims an account request: the takeover settles it once decided.
+        TicketState::Pending => return Ok(Some(Ok(()))),
+        _ if ticket.is_account_request() => {
+            return Ok(Some(account::settle(rt, tenant, ticket).await));
+        }
+        _ => return Ok(Some(Ok(()))),
     }
     let run = NewRun::new(tenant, run_id, &ticket.tool, &ticket.input);
     let (_, lease) = store
@@ -292,7 +246,7 @@ pub(crate) async fn take_over_direct(
     let label = refusal.label();
     let blocked = refusal.into_block(&ticket.tool, &ticket.call_id, channel);
     let entry = StepEntry::ToolFinished {
-        key: DIRECT_KEY.to_string(),
+        key: ticket.step_key.clone(),
         call_id: ticket.call_id.clone(),
         tool: ticket.tool.clone(),
         decision: label.to_string(),

@@ -84,6 +84,7 @@ use crate::model::SharedChatModel;
 use crate::pipeline::ErasedChannel;
 use crate::store::SharedStore;
 
+pub(crate) mod account;
 mod admit;
 mod agent_loop;
 pub(crate) mod agent_tool;

@@ -61,7 +61,7 @@ pub use secrets::SecretStore;
 pub use sql::SqlStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
-pub use ticket::{Ticket, TicketDecision, TicketState};
+pub use ticket::{CONNECT_ACCOUNT_STEP, Ticket, TicketDecision, TicketState};
 pub use ticket_query::{MAX_TICKET_PAGE, TicketPage, TicketQuery};
 pub use traits::{RunStore, SharedStore, Store, ThreadStore, TicketStore, UsageStore};
 pub use types::{

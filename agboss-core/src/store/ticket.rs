@@ -2,7 +2,7 @@
 //! ([`crate::contract::ticket`]), re-exported here; what reads a stored name or decision (and
 //! answers a [`StoreError`]) lives beside the store.
 use super::error::StoreError;
-pub use crate::contract::ticket::{Ticket, TicketDecision, TicketState};
+pub use crate::contract::ticket::{CONNECT_ACCOUNT_STEP, Ticket, TicketDecision, TicketState};
 
 /// Reading a stored state (beside [`StoreError`], which names states, so this impl lives above
 /// it).

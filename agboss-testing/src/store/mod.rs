@@ -8,7 +8,8 @@
 //! [`ticket_checks`] a [`TicketStore`] and the [`RunStore`] whose leases fence it,
 //! [`usage_checks`] a [`UsageStore`], and [`store_checks`] all four ([`run_checks_on`] runs any group). The [`integrity_checks`]
 //! (damaged rows) need a store whose rows a test can damage ([`DamageRows`]), and run with
-//! [`integrity_conformance`].
+//! [`integrity_conformance`]. The [`secret_checks`] check a [`SecretStore`] (each tenant's
+//! secrets, beside [`Store`]), run with [`secret_conformance`].
 //!
 //! ```
 //! use agboss_core::store::MemoryStore;
@@ -22,8 +23,8 @@ use std::time::Duration;
 
 use agboss_core::model::Message;
 use agboss_core::store::{
-    Lease, NewRun, NewThread, RunRecord, RunStore, StepEntry, Store, StoreError, ThreadMessage,
-    ThreadStore, TicketStore, UsageStore,
+    Lease, NewRun, NewThread, RunRecord, RunStore, SecretStore, StepEntry, Store, StoreError,
+    ThreadMessage, ThreadStore, TicketStore, UsageStore,
 };
 use futures::future::BoxFuture;
 
@@ -31,6 +32,7 @@ mod expiry;
 mod integrity;
 mod journal;
 mod leases;
+mod secrets;
 mod threads;
 mod ticket_lists;
 mod ticket_races;
@@ -45,6 +47,10 @@ pub use leases::{
     lease_held_while_unexpired, release_frees_the_lease, renew_extends_the_lease,
     resumable_runs_lists_expired_or_released_only, resume_by_same_worker,
     stale_lease_writes_nothing, takeover_after_expiry,
+};
+pub use secrets::{
+    concurrent_puts_leave_one_value, secrets_are_scoped_by_tenant, secrets_keep_values_as_given,
+    secrets_round_trip,
 };
 pub use threads::{
     delete_thread_removes_messages_runs_and_steps, foreign_tenant_sees_nothing, messages_limit,
@@ -161,6 +167,17 @@ checks!(
 );
 
 checks!(
+    /// The checks of [`SecretStore`] (each tenant's secrets by name), beside [`Store`]: run them
+    /// with [`secret_conformance`].
+    secret_checks for SecretStore: [
+        secrets_round_trip,
+        secrets_are_scoped_by_tenant,
+        secrets_keep_values_as_given,
+        concurrent_puts_leave_one_value,
+    ]
+);
+
+checks!(
     /// The checks of damaged rows: a corrupt history row, a thread after a run refused for one.
     integrity_checks for DamageRows: [
         a_corrupt_history_row,
@@ -199,6 +216,24 @@ where
     let mut all = checks::<S>();
     all.extend(integrity_checks::<S>());
     run_checks_on(all, fresh).await;
+}
+
+/// The [`secret_checks`], each on a store `fresh` makes, for a backend of [`SecretStore`].
+///
+/// ```
+/// use agboss_core::store::MemoryStore;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// agboss_testing::store::secret_conformance(|| async { MemoryStore::new() }).await;
+/// # }
+/// ```
+pub async fn secret_conformance<S, F, Fut>(fresh: F)
+where
+    S: SecretStore,
+    F: Fn() -> Fut,
+    Fut: Future<Output = S>,
+{
+    run_checks_on(secret_checks::<S>(), fresh).await;
 }
 
 /// [`conformance`] for a backend of [`RunStore`] alone: the [`run_checks`].

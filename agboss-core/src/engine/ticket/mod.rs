@@ -37,11 +37,18 @@
 //!
 //! A rejected ticket is claimed, then completed once the refusal is journaled; an expired one
 //! stays `Expired`.
+//!
+//! An account request ([`super::account`]: a missing MCP credential asks a human to connect the
+//! tenant's account) is a ticket of a one-call run too ([`open_one_call`]), with no call
+//! behind it: a takeover claims a decided one and completes it (approved: `connected`;
+//! rejected: its run fails with the approver's message); approving it runs nothing.
 mod decision;
 mod lifecycle;
+mod one_call;
 mod rejection;
 
 pub use decision::Decision;
 pub(crate) use decision::{decide, tell_channel};
 pub(crate) use lifecycle::{ApprovalRequest, Claim, Policy, Tickets};
+pub(crate) use one_call::{finish_one_call, open_one_call};
 pub(crate) use rejection::{OnRejection, Refusal};

@@ -41,6 +41,8 @@ pub struct McpServerConfig {
     pub(crate) reconnect_window: Duration,
     /// Per-tenant credentials (HTTP only).
     pub(crate) per_tenant: Option<PerTenant>,
+    /// The channel a missing credential raises an account request on.
+    pub(crate) account_channel: Option<&'static str>,
 }
 
 /// How the client reaches the server.
@@ -78,6 +80,7 @@ impl McpServerConfig {
             reconnect_attempts: DEFAULT_RECONNECT_ATTEMPTS,
             reconnect_window: DEFAULT_RECONNECT_WINDOW,
             per_tenant: None,
+            account_channel: None,
         }
     }
 
@@ -257,6 +260,42 @@ impl McpServerConfig {
             per_tenant.max_connections = max.max(1);
         }
         self
+    }
+
+    /// A call whose tenant has no credential (with [`credentials`](Self::credentials)) also
+    /// asks a human to connect the tenant's account: a ticket on the `#[channel]` named
+    /// `channel` (checked when the app is built: an unknown channel, a server without
+    /// per-tenant credentials, or an app without a store is a
+    /// [`BuildError::Mcp`](crate::di::BuildError::Mcp)). The call still fails, with
+    /// [`McpError::NoCredential`](super::McpError::NoCredential) naming the ticket; while that
+    /// ticket is pending, further calls of the tenant name it again instead of raising
+    /// another (one per server and tenant). The ticket is the tenant's (another tenant
+    /// neither sees it nor is affected): its `tool` is the server's name, its input
+    /// `{"server": .., "tenant": ..}`, its `step_key`
+    /// [`CONNECT_ACCOUNT_STEP`](crate::store::CONNECT_ACCOUNT_STEP); it never holds a secret.
+    ///
+    /// Approving it records that the account is connected: the approver stores the tenant's
+    /// credential in the server's [`CredentialStore`] first. The approval grants nothing by
+    /// itself: only a stored credential lets a call through, from the next call on (a
+    /// credential stored without any decision too). See the MCP guide for the whole flow.
+    ///
+    /// ```
+    /// use agboss_core::mcp::client::{InMemoryCredentials, McpServerConfig};
+    ///
+    /// let crm = McpServerConfig::http("crm", "https://crm.example.com/mcp")
+    ///     .credentials(InMemoryCredentials::new())
+    ///     .account_channel("accounts-channel");
+    /// assert_eq!(crm.account_channel_name(), Some("accounts-channel"));
+    /// ```
+    #[must_use]
+    pub fn account_channel(mut self, channel: &'static str) -> Self {
+        self.account_channel = Some(channel);
+        self
+    }
+
+    /// The channel of [`account_channel`](Self::account_channel), if one is named.
+    pub fn account_channel_name(&self) -> Option<&'static str> {
+        self.account_channel
     }
 
     /// The server's name.

@@ -15,7 +15,7 @@ use super::config::{McpServerConfig, McpTransport};
 use super::credentials::McpCredential;
 use super::error::{McpError, StderrTail};
 use super::pool::{Slot, TenantPool, lock};
-use super::reconnect::{BoundedReconnect, http_client};
+use super::reconnect::{BoundedReconnect, http_client, refusal};
 use crate::di::TenantContext;
 
 /// How many lines of a stdio server's stderr are kept for error messages.
@@ -204,8 +204,18 @@ impl McpServer {
     ) -> Result<CallToolResult, McpError> {
         let server = self.name();
         let during = || format!("tools/call `{tool}`");
-        let (slot, extra) = self.slot_for_call().await?;
-        let (peer, generation) = self.peer(&slot, &extra).await?;
+        let (mut slot, mut extra) = self.slot_for_call().await?;
+        let (peer, generation) = match self.peer(&slot, &extra).await {
+            Err(McpError::Unauthorized { server, message }) => {
+                // Refused before anything was sent: renewed once (an OAuth refresh), or not.
+                if !self.renewed(&extra).await? {
+                    return Err(McpError::Unauthorized { server, message });
+                }
+                (slot, extra) = self.slot_for_call().await?;
+                self.peer(&slot, &extra).await?
+            }
+            opened => opened?,
+        };
         let limit = limit.map_or(self.inner.config.call_timeout, |l| {
             l.min(self.inner.config.call_timeout)
         });
@@ -243,10 +253,33 @@ impl McpServer {
         let tenant = crate::di::call_tenant().ok_or(McpError::NoCredential {
             server: self.name(),
             tenant: None,
+            ticket: None,
         })?;
         let credential = credential_of(pool, &self.inner.config, &tenant).await?;
         let slot = pool.slot(tenant.tenant_id(), credential.digest());
         Ok((slot, credential.headers().to_vec()))
+    }
+
+    /// Whether the call's tenant's store renewed the credential the server refused.
+    async fn renewed(&self, refused: &[(String, String)]) -> Result<bool, McpError> {
+        let (Some(pool), Some(tenant)) = (&self.inner.tenants, crate::di::call_tenant()) else {
+            return Ok(false);
+        };
+        let Some(((name, value), rest)) = refused.split_first() else {
+            return Ok(false);
+        };
+        let credential = rest
+            .iter()
+            .fold(McpCredential::header(name, value), |c, (n, v)| {
+                c.with_header(n, v)
+            });
+        let server = self.name();
+        let renewed = pool.store.refused(server, &tenant, &credential);
+        renewed.await.map_err(|source| McpError::Credentials {
+            server,
+            tenant: tenant.tenant_id().to_owned(),
+            source,
+        })
     }
 
     /// The peer of `slot`'s session, opening one first when there is none.
@@ -297,6 +330,7 @@ async fn credential_of(
         Ok(Ok(None)) => Err(McpError::NoCredential {
             server,
             tenant: Some(tenant.tenant_id().to_owned()),
+            ticket: None,
         }),
         Ok(Err(source)) => Err(McpError::Credentials {
             server,
@@ -406,10 +440,13 @@ async fn open(
                 window: config.reconnect_window,
             });
             let transport = StreamableHttpClientTransport::with_client(client, transport_config);
-            ().serve(transport).await.map_err(|e| McpError::Initialize {
-                server,
-                message: e.to_string(),
-                stderr: StderrTail::default(),
+            ().serve(transport).await.map_err(|e| match refusal(&e) {
+                Some(message) => McpError::Unauthorized { server, message },
+                None => McpError::Initialize {
+                    server,
+                    message: e.to_string(),
+                    stderr: StderrTail::default(),
+                },
             })
         }
     }

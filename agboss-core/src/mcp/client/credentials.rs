@@ -102,6 +102,20 @@ pub trait CredentialStore: Send + Sync + 'static {
         server: &str,
         tenant: &TenantContext,
     ) -> impl Future<Output = Result<Option<McpCredential>, CredentialError>> + Send;
+
+    /// The server refused `credential` when a session was opened with it (HTTP 401): a store
+    /// that can renew it (an OAuth refresh) does and answers `true`, and the session is opened
+    /// once more with the credential it then gives; `false` (the default) fails the call with
+    /// [`McpError::Unauthorized`](super::McpError::Unauthorized). Nothing had been sent.
+    fn refused(
+        &self,
+        server: &str,
+        tenant: &TenantContext,
+        credential: &McpCredential,
+    ) -> impl Future<Output = Result<bool, CredentialError>> + Send {
+        let _ = (server, tenant, credential);
+        async { Ok(false) }
+    }
 }
 
 /// The store behind `dyn`.
@@ -111,6 +125,12 @@ pub(crate) trait DynCredentialStore: Send + Sync {
         server: &'a str,
         tenant: &'a TenantContext,
     ) -> BoxFuture<'a, Result<Option<McpCredential>, CredentialError>>;
+    fn refused<'a>(
+        &'a self,
+        server: &'a str,
+        tenant: &'a TenantContext,
+        credential: &'a McpCredential,
+    ) -> BoxFuture<'a, Result<bool, CredentialError>>;
 }
 
 impl<S: CredentialStore> DynCredentialStore for S {
@@ -120,6 +140,14 @@ impl<S: CredentialStore> DynCredentialStore for S {
         tenant: &'a TenantContext,
     ) -> BoxFuture<'a, Result<Option<McpCredential>, CredentialError>> {
         Box::pin(CredentialStore::credential(self, server, tenant))
+    }
+    fn refused<'a>(
+        &'a self,
+        server: &'a str,
+        tenant: &'a TenantContext,
+        credential: &'a McpCredential,
+    ) -> BoxFuture<'a, Result<bool, CredentialError>> {
+        Box::pin(CredentialStore::refused(self, server, tenant, credential))
     }
 }
 

@@ -109,13 +109,27 @@ pub enum McpError {
     },
     /// The server takes per-tenant credentials
     /// ([`McpServerConfig::credentials`](super::McpServerConfig::credentials)) and the call has
-    /// no tenant, or its tenant has no credential for it: the call was not sent.
-    #[error("no credential of {} for MCP server `{server}`", match tenant { Some(t) => format!("tenant `{t}`"), None => "a call without tenant".to_string() })]
+    /// no tenant, or its tenant has no credential for it: the call was not sent. With
+    /// [`McpServerConfig::account_channel`](super::McpServerConfig::account_channel), `ticket`
+    /// names the request to connect the tenant's account (new, or the one still pending).
+    #[error("no credential of {} for MCP server `{server}`{}", match tenant { Some(t) => format!("tenant `{t}`"), None => "a call without tenant".to_string() }, match ticket { Some(t) => format!("; ticket `{t}` asks to connect the account"), None => String::new() })]
     NoCredential {
         /// The server.
         server: &'static str,
         /// The call's tenant (`None`: it had none).
         tenant: Option<String>,
+        /// The pending ticket asking a human to connect the account, if one was raised.
+        ticket: Option<String>,
+    },
+    /// The server refused the credential a session was opened with (HTTP 401), and the
+    /// credential store could not renew it
+    /// ([`CredentialStore::refused`](super::CredentialStore::refused)): the call was not sent.
+    #[error("MCP server `{server}` refused the credential: {message}")]
+    Unauthorized {
+        /// The server.
+        server: &'static str,
+        /// What the server answered.
+        message: String,
     },
     /// The credential store failed: the call was not sent.
     #[error("the credential store failed for tenant `{tenant}` of MCP server `{server}`")]

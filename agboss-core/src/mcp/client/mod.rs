@@ -19,12 +19,17 @@
 //! time limit, and the next call connects again.
 //!
 //! With [`McpServerConfig::credentials`] (HTTP), each call carries its tenant's own credential
-//! from a [`CredentialStore`], on a session pooled per tenant and credential.
+//! from a [`CredentialStore`], on a session pooled per tenant and credential; with
+//! [`McpServerConfig::account_channel`] too, a call whose tenant has none asks a human to
+//! connect the account (a ticket on that channel).
+mod accounts;
 mod config;
 mod connection;
 mod credentials;
 mod dto;
 mod error;
+#[cfg(feature = "mcp-oauth")]
+mod oauth;
 mod pool;
 mod reconnect;
 mod registry;
@@ -32,6 +37,7 @@ mod remote;
 mod store_credentials;
 mod tool_meta;
 
+pub(crate) use accounts::{AccountDesk, AccountRequests};
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RECONNECT_ATTEMPTS,
     DEFAULT_RECONNECT_WINDOW, McpServerConfig, McpTransport,
@@ -43,6 +49,8 @@ pub use credentials::{
 };
 pub use dto::{McpArguments, McpResult};
 pub use error::{McpError, StderrTail};
+#[cfg(feature = "mcp-oauth")]
+pub use oauth::{OAuthClient, OAuthGrant, OAuthRefreshError, OAuthTokens};
 pub use registry::server_tool_name;
 #[doc(hidden)]
 pub use remote::McpRemote;

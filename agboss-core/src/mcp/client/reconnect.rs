@@ -65,6 +65,22 @@ pub(crate) fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, 
 
 const MAX_REDIRECTS: usize = 10;
 
+/// The server's answer when it refused the session's credential (HTTP 401).
+pub(crate) fn refusal(e: &rmcp::service::ClientInitializeError) -> Option<String> {
+    use rmcp::transport::streamable_http_client::AuthRequiredError;
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = e else {
+        return None;
+    };
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&*error.error);
+    while let Some(current) = cause {
+        if let Some(auth) = current.downcast_ref::<AuthRequiredError>() {
+            return Some(auth.to_string());
+        }
+        cause = current.source();
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,6 +50,11 @@ impl RemoteServer for McpServer {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+
+    fn account_channel(&self) -> Option<(&'static str, bool)> {
+        let config = self.config();
+        Some((config.account_channel?, config.per_tenant.is_some()))
+    }
 }
 
 /// The model-facing name of a whole server's tool: `<server>__<remote>`, every character

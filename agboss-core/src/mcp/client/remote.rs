@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::McpToolMeta;
+use super::accounts::AccountDesk;
 use super::connection::{McpRemoteTool, McpServer};
 use super::dto::{McpArguments, McpResult};
 use super::error::McpError;
@@ -23,6 +24,8 @@ use crate::dto::{Dto, FieldError, ValidationError, code};
 #[doc(hidden)]
 pub struct McpRemote {
     server: McpServer,
+    /// Where a missing credential asks to connect the account (an app's service).
+    accounts: Option<Arc<AccountDesk>>,
     remote: McpToolMeta,
     timeout: Option<Duration>,
     /// The remote input schema, checked per call (a tool without an input DTO).
@@ -71,6 +74,7 @@ impl McpRemote {
         };
         Ok(Self {
             server: server.clone(),
+            accounts: services.get::<AccountDesk>(),
             remote: remote.clone(),
             timeout: meta.timeout_ms.map(Duration::from_millis),
             input,
@@ -122,10 +126,18 @@ impl McpRemote {
             }
             Err(e) => return Err(ToolError::from(e)),
         };
-        let result = self
+        let called = self
             .server
             .call_tool(&self.remote.remote, arguments, self.timeout)
-            .await?;
+            .await;
+        let result = match (called, &self.accounts) {
+            (Ok(result), _) => result,
+            (Err(error), Some(desk)) => {
+                let channel = self.server.config().account_channel;
+                return Err(desk.on_error(channel, error).await.into());
+            }
+            (Err(error), None) => return Err(error.into()),
+        };
         Ok(self.output::<O>(result)?)
     }
 
