@@ -16,6 +16,7 @@ mod describe;
 mod guardrails;
 mod resolution;
 mod resolve;
+#[cfg(feature = "mcp")]
 mod served;
 
 use std::any::TypeId;
@@ -32,6 +33,7 @@ pub(crate) use guardrails::GuardSpec;
 pub use guardrails::{GuardrailChain, GuardrailEntry, Guardrails};
 use resolve::TypeIdHasher;
 pub(crate) use resolve::{Blueprint, Resolved};
+#[cfg(feature = "mcp")]
 pub(crate) use served::{render_served, served_path_warnings};
 
 use crate::contract::MetaRef;

@@ -266,6 +266,7 @@ pub(crate) async fn take_over_direct(
 /// Withdraws `tenant`'s pending direct ticket (its caller gave up waiting): the ticket moves to
 /// `Expired` before its expiry, so it can no longer be decided, the call's end is journaled as
 /// `withdrawn` and its run finished failed. The call never runs.
+#[cfg(feature = "mcp")]
 pub(crate) async fn withdraw_direct(
     rt: &Runtime,
     tenant: &str,
