@@ -12,14 +12,15 @@
 use super::Runtime;
 use super::run_error::RunError;
 use super::ticket::{
-    ApprovalRequest, Claim, Policy, Refusal, Tickets, finish_one_call, open_one_call,
+    ApprovalRequest, Claim, Policy, Refusal, Tickets, finish_one_call, lease_one_call,
+    open_one_call,
 };
 use crate::contract::channel::ChannelMeta;
 use crate::stamp::sha256_hex;
 use crate::store::types::{now_ms, random_id};
 use crate::store::{
-    CONNECT_ACCOUNT_STEP, MAX_TICKET_PAGE, NewRun, RunEnd, RunStore as _, Ticket, TicketQuery,
-    TicketState, TicketStore as _,
+    CONNECT_ACCOUNT_STEP, MAX_TICKET_PAGE, RunEnd, RunStore as _, Ticket, TicketQuery, TicketState,
+    TicketStore as _,
 };
 
 /// `tenant`'s pending request to connect its account on `server` (on `channel`), or a new one
@@ -78,10 +79,7 @@ fn policy_digest(server: &str) -> String {
 pub(crate) async fn settle(rt: &Runtime, tenant: &str, ticket: Ticket) -> Result<(), RunError> {
     let durability = rt.durability()?;
     let store = &durability.store;
-    let run = NewRun::new(tenant, &ticket.run_id, &ticket.tool, &ticket.input);
-    let (_, lease) = store
-        .begin_run(run, &durability.worker, durability.lease_ttl)
-        .await?;
+    let lease = lease_one_call(rt, tenant, &ticket).await?;
     let channel = channel_meta(&ticket.channel);
     let policy = Policy {
         digest: &policy_digest(&ticket.tool),

@@ -7,15 +7,15 @@ use super::Runtime;
 use super::account;
 use super::run_error::RunError;
 use super::ticket::{
-    ApprovalRequest, Claim, Decision, Policy, Refusal, Tickets, decide, open_one_call, tell_channel,
+    ApprovalRequest, Claim, Decision, Policy, Refusal, Tickets, decide, lease_one_call,
+    open_one_call, tell_channel,
 };
 use crate::cascade::BoundTool;
 use crate::contract::channel::ApprovalGrant;
 use crate::contract::outcome::{ToolCallError, ToolCallErrorKind};
 use crate::engine::run_error::StepFailedError;
 use crate::store::{
-    Lease, NewRun, RunEnd, RunStore as _, StepEntry, StoreError, Ticket, TicketState,
-    TicketStore as _,
+    Lease, RunEnd, RunStore as _, StepEntry, StoreError, Ticket, TicketState, TicketStore as _,
 };
 
 /// The key of a direct call's only step.
@@ -132,10 +132,7 @@ pub(crate) async fn claim_decided(
 ) -> Result<Claimed, RunError> {
     let durability = rt.durability()?;
     let store = &durability.store;
-    let run = NewRun::new(tenant, &ticket.run_id, &ticket.tool, &ticket.input);
-    let (_, lease) = store
-        .begin_run(run, &durability.worker, durability.lease_ttl)
-        .await?;
+    let lease = lease_one_call(rt, tenant, &ticket).await?;
     let step =
         |error: ToolCallError| RunError::Step(StepFailedError::from_tool_call(&ticket.tool, error));
     let tickets = Tickets::new(store, &lease, tenant);
@@ -233,10 +230,7 @@ pub(crate) async fn take_over_direct(
         }
         _ => return Ok(Some(Ok(()))),
     }
-    let run = NewRun::new(tenant, run_id, &ticket.tool, &ticket.input);
-    let (_, lease) = store
-        .begin_run(run, &durability.worker, durability.lease_ttl)
-        .await?;
+    let lease = lease_one_call(rt, tenant, &ticket).await?;
     let ticket = Tickets::new(store, &lease, tenant).expire(ticket).await?;
     let channel = rt
         .channels
@@ -274,10 +268,7 @@ pub(crate) async fn withdraw_direct(
 ) -> Result<(), RunError> {
     let durability = rt.durability()?;
     let store = &durability.store;
-    let run = NewRun::new(tenant, &ticket.run_id, &ticket.tool, &ticket.input);
-    let (_, lease) = store
-        .begin_run(run, &durability.worker, durability.lease_ttl)
-        .await?;
+    let lease = lease_one_call(rt, tenant, &ticket).await?;
     let ticket = Tickets::new(store, &lease, tenant).expire(ticket).await?;
     let text = format!(
         "The call of `{}` was withdrawn by its caller before a decision; it did not run.",

@@ -50,5 +50,5 @@ mod rejection;
 pub use decision::Decision;
 pub(crate) use decision::{decide, tell_channel};
 pub(crate) use lifecycle::{ApprovalRequest, Claim, Policy, Tickets};
-pub(crate) use one_call::{finish_one_call, open_one_call};
+pub(crate) use one_call::{finish_one_call, lease_one_call, open_one_call};
 pub(crate) use rejection::{OnRejection, Refusal};

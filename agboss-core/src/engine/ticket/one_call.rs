@@ -43,6 +43,22 @@ pub(crate) async fn open_one_call(
     Ok(ticket)
 }
 
+/// Takes `ticket`'s one-call run of `tenant` up again under this instance's lease: what
+/// claiming, settling, expiring or withdrawing the ticket writes under.
+pub(crate) async fn lease_one_call(
+    rt: &Runtime,
+    tenant: &str,
+    ticket: &Ticket,
+) -> Result<Lease, RunError> {
+    let durability = rt.durability()?;
+    let run = NewRun::new(tenant, &ticket.run_id, &ticket.tool, &ticket.input);
+    let (_, lease) = durability
+        .store
+        .begin_run(run, &durability.worker, durability.lease_ttl)
+        .await?;
+    Ok(lease)
+}
+
 /// Journals a claimed one-call ticket's result under its journal key, with the label of how
 /// it was decided ([`CallDecision::label`](crate::CallDecision::label), or a refusal's), and
 /// completes the ticket and the run.
