@@ -16,6 +16,8 @@
 # several drivers can run side by side with different state files. The tests start their own
 # headless browser sessions through the driver; nothing else is started.
 set -euo pipefail
+# log, die, sum_of, port_in_use, stop_group
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${AGBOSS_CHROMIUM_STATE:-$ROOT/target/chromium/state}"
@@ -23,14 +25,6 @@ CHROMIUM=/usr/bin/chromium
 DRIVER=/usr/bin/chromedriver
 FIRST_PORT=9515
 LAST_PORT=9615
-
-log() { echo "chromium.sh: $*" >&2; }
-die() {
-    log "$*"
-    exit 1
-}
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 install() {
     if [[ -x $CHROMIUM && -x $DRIVER ]]; then

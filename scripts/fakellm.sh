@@ -14,6 +14,8 @@
 # change. The state (pid, port, log) is kept in $AGBOSS_FAKELLM_STATE (default
 # target/fakellm/state), so several servers can run side by side with different state files.
 set -euo pipefail
+# log, die, sum_of, port_in_use, stop_group
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${AGBOSS_FAKELLM_STATE:-$ROOT/target/fakellm/state}"
@@ -22,14 +24,6 @@ REQUIREMENTS="$ROOT/scripts/fakellm/requirements.txt"
 CONFIG="$ROOT/scripts/fakellm/fakellm.yaml"
 FIRST_PORT=19999
 LAST_PORT=20099
-
-log() { echo "fakellm.sh: $*" >&2; }
-die() {
-    log "$*"
-    exit 1
-}
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # The installed requirements are those of the file (its checksum is kept in the venv).
 install() {
@@ -119,13 +113,7 @@ stop() {
         return 0
     fi
     if running; then
-        kill -TERM -- "-$PID" 2>/dev/null || kill -TERM "$PID" 2>/dev/null || true
-        local i
-        for ((i = 0; i < 50; i++)); do
-            running || break
-            sleep 0.1
-        done
-        running && { kill -KILL -- "-$PID" 2>/dev/null || kill -KILL "$PID" 2>/dev/null || true; }
+        stop_group "$PID" 50
     fi
     rm -f "$STATE"
     log "stopped (port $PORT)"

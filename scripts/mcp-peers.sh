@@ -13,18 +13,12 @@
 # They live in $AGBOSS_MCP_PEERS (default target/mcp-peers). Nothing is started: each test
 # starts the processes it needs and they end with it.
 set -euo pipefail
+# log, die, sum_of, port_in_use, stop_group
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEERS="${AGBOSS_MCP_PEERS:-$ROOT/target/mcp-peers}"
 SRC="$ROOT/scripts/mcp"
-
-log() { echo "mcp-peers.sh: $*" >&2; }
-die() {
-    log "$*"
-    exit 1
-}
-
-sum_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
 install_npm() {
     local dir="$PEERS/node" sum

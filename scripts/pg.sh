@@ -13,6 +13,8 @@
 # The state (directory, port) is kept in $AGBOSS_PG_STATE (default target/pg-test/state), so
 # several servers can run side by side with different state files.
 set -euo pipefail
+# log, die, sum_of, port_in_use, stop_group
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # runuser and useradd live in sbin, which a non-login PATH may lack.
@@ -22,12 +24,6 @@ DB=agboss_test
 SERVICE_USER=agboss-pg
 FIRST_PORT=54329
 LAST_PORT=54429
-
-log() { echo "pg.sh: $*" >&2; }
-die() {
-    log "$*"
-    exit 1
-}
 
 # The directory holding initdb and pg_ctl, if any.
 find_bin() {
@@ -69,8 +65,6 @@ as_server() {
         "$@"
     fi
 }
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 load_state() {
     [[ -f $STATE ]] || return 1

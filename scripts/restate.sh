@@ -15,21 +15,13 @@
 # up. The state (pid, ports, base dir, log) is kept in $AGBOSS_RESTATE_STATE (default
 # target/restate/state), so several servers can run side by side with different state files.
 set -euo pipefail
+# log, die, sum_of, port_in_use, stop_group
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${AGBOSS_RESTATE_STATE:-$ROOT/target/restate/state}"
 HOME_DIR="${AGBOSS_RESTATE_HOME:-$ROOT/target/restate/server}"
 SRC="$ROOT/scripts/restate"
-
-log() { echo "restate.sh: $*" >&2; }
-die() {
-    log "$*"
-    exit 1
-}
-
-sum_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # The first free port from $1 up, not one of the others already taken ($2...).
 free_port() {
@@ -178,13 +170,7 @@ stop() {
         return 0
     fi
     if running; then
-        kill -TERM -- "-$PID" 2>/dev/null || kill -TERM "$PID" 2>/dev/null || true
-        local i
-        for ((i = 0; i < 100; i++)); do
-            running || break
-            sleep 0.1
-        done
-        running && { kill -KILL -- "-$PID" 2>/dev/null || kill -KILL "$PID" 2>/dev/null || true; }
+        stop_group "$PID" 100
     fi
     rm -rf "$BASE"
     rm -f "$STATE"
