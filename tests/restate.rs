@@ -63,6 +63,34 @@ impl Env {
             .expect("the run's invocation")
     }
 
+    /// Starts run `run_id` of `rw-desk-agent` (order `order`, thread `thread`) on a deployment of
+    /// a `mode` worker and `standby`, kills the worker with SIGKILL once it stalls after the
+    /// refund's work (done once), and returns the run's reply, which the standby gives.
+    async fn run_killed_mid_call(
+        &self,
+        mode: &str,
+        standby: &Worker,
+        thread: &str,
+        run_id: &str,
+        order: &str,
+    ) -> RunReply {
+        let mut doomed = self.worker(mode);
+        self.deploy(&[&doomed, standby]).await;
+        let client = self.client.clone();
+        let tenant = self.acme.clone();
+        let thread = thread.to_owned();
+        let request = RunRequest::new(run_id, "rw-desk-agent", order);
+        let run = tokio::spawn(async move { client.run(&tenant, &thread, &request).await });
+        tokio::task::spawn_blocking(move || {
+            doomed.expect_prefix("STALLED");
+            doomed
+        })
+        .await
+        .unwrap()
+        .kill9_checked(&self.counter, order);
+        run.await.unwrap().expect("the run's invocation")
+    }
+
     async fn messages(&self, tenant: &str, thread: &str) -> Vec<Message> {
         self.store
             .messages(tenant, thread, None)
@@ -233,27 +261,9 @@ async fn serialized(env: &Env) {
 /// A worker killed after its tool call completed, mid-run, with a second worker deployed: the
 /// run completes there from the journal, and the tool ran once.
 async fn kill_after_tool(env: &Env, standby: &Worker) {
-    let mut doomed = env.worker("crash");
-    env.deploy(&[&doomed, standby]).await;
-    let client = env.client.clone();
-    let tenant = env.acme.clone();
-    let run = tokio::spawn(async move {
-        client
-            .run(
-                &tenant,
-                "t5",
-                &RunRequest::new("k1", "rw-desk-agent", "K-1"),
-            )
-            .await
-    });
-    tokio::task::spawn_blocking(move || {
-        doomed.expect_prefix("STALLED");
-        doomed
-    })
-    .await
-    .unwrap()
-    .kill9_checked(&env.counter, "K-1");
-    let reply = run.await.unwrap().expect("the run's invocation");
+    let reply = env
+        .run_killed_mid_call("crash", standby, "t5", "k1", "K-1")
+        .await;
     // Read back: the model turn, the call's start and its end.
     assert_eq!(completed(&reply), ("refund done (4 messages seen)", 3));
     assert_eq!(
@@ -269,27 +279,9 @@ async fn kill_after_tool(env: &Env, standby: &Worker) {
 /// end, so the second worker does not run it again (the run stops in doubt); settled as done,
 /// the run goes on with a new invocation and the tool still ran once.
 async fn kill_in_tool(env: &Env, standby: &Worker) {
-    let mut doomed = env.worker("stall-tool");
-    env.deploy(&[&doomed, standby]).await;
-    let client = env.client.clone();
-    let tenant = env.acme.clone();
-    let run = tokio::spawn(async move {
-        client
-            .run(
-                &tenant,
-                "t6",
-                &RunRequest::new("d1", "rw-desk-agent", "D-1"),
-            )
-            .await
-    });
-    tokio::task::spawn_blocking(move || {
-        doomed.expect_prefix("STALLED");
-        doomed
-    })
-    .await
-    .unwrap()
-    .kill9_checked(&env.counter, "D-1");
-    let reply = run.await.unwrap().expect("the run's invocation");
+    let reply = env
+        .run_killed_mid_call("stall-tool", standby, "t6", "d1", "D-1")
+        .await;
     let RunReply::InDoubt { call_id, .. } = reply else {
         panic!("expected the run in doubt: {reply:?}");
     };
